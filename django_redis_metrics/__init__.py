@@ -1,0 +1,10 @@
+"""Realtime metrics for Django, stored in Redis: counters, event series and unique-user bitmaps."""
+
+from __future__ import annotations
+
+from .batch import Batch
+from .connection import get_redis_connection
+from .counter import Counter
+
+__all__ = ["Batch", "Counter", "get_redis_connection"]
+__version__ = "0.1.0"

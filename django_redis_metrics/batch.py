@@ -1,0 +1,98 @@
+"""Run model writes (Lua script calls) one at a time or many in a single pipelined round trip.
+
+Every write a model makes is a :class:`ScriptCall`. ``run_calls`` sends one call as one EVALSHA, or
+many as one non-transactional pipeline; scripts the server has not cached yet (NOSCRIPT) are
+loaded and only those calls re-sent, which is safe because a NOSCRIPT call never ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.exceptions import NoScriptError
+
+from .connection import RedisClient, get_redis_connection
+from .scripts import KeyOrArg, LuaScript
+
+AfterCallback = Callable[[RedisClient, Any], Any]
+
+
+@dataclass
+class ScriptCall:
+    """One atomic script call, and what to do with its reply (e.g. a cluster follow-up)."""
+
+    script: LuaScript
+    keys: Sequence[KeyOrArg]
+    args: Sequence[KeyOrArg]
+    after: AfterCallback | None = None
+
+
+def run_calls(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
+    """Run ``calls`` (one round trip however many), then their ``after`` callbacks."""
+    if len(calls) == 1:
+        call = calls[0]
+        replies = [call.script(client, call.keys, call.args)]
+    else:
+        replies = _pipelined(client, calls)
+    results = []
+    for call, reply in zip(calls, replies, strict=True):
+        results.append(call.after(client, reply) if call.after else reply)
+    return results
+
+
+def _pipelined(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
+    pending = list(range(len(calls)))
+    replies: list[Any] = [None] * len(calls)
+    for attempt in range(2):
+        pipe = client.pipeline(transaction=False)
+        for index in pending:
+            calls[index].script.queue(pipe, calls[index].keys, calls[index].args)
+        answers = pipe.execute(raise_on_error=False)
+        missing = []
+        for index, answer in zip(pending, answers, strict=True):
+            if isinstance(answer, NoScriptError) and attempt == 0:
+                missing.append(index)
+            elif isinstance(answer, Exception):
+                raise answer
+            else:
+                replies[index] = answer
+        if not missing:
+            break
+        for script in {calls[index].script.sha: calls[index].script for index in missing}.values():
+            script.ensure_loaded(client)
+        pending = missing
+    return replies
+
+
+@dataclass
+class Batch:
+    """Collects writes from any metrics and sends them together in one round trip.
+
+    >>> with Batch() as batch:
+    ...     hits.incr(batch=batch)
+    ...     active.mark(42, batch=batch)
+    """
+
+    client: RedisClient | None = None
+    calls: list[ScriptCall] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)
+
+    def add(self, call: ScriptCall) -> None:
+        self.calls.append(call)
+
+    def execute(self) -> list[Any]:
+        if not self.calls:
+            return []
+        client = self.client or get_redis_connection()
+        calls, self.calls = self.calls, []
+        self.results = run_calls(client, calls)
+        return self.results
+
+    def __enter__(self) -> Batch:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.execute()

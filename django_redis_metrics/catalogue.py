@@ -1,0 +1,51 @@
+"""Catalogues: one sorted set per kind of metric listing every metric that holds data.
+
+On a single node the models write the catalogue inside their own Lua scripts. On Redis Cluster
+the catalogue lives in another slot, so it is written by a separate command, and only when a
+metric's script reports that the metric is new: one extra round trip per metric's lifetime.
+Removal follows a remove-then-recheck protocol so that a racing writer never ends up unlisted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .connection import RedisClient, is_cluster
+from .keys import catalogue_key, to_str
+
+PAGE = 500
+
+
+def register(client: RedisClient, kind: str, name: str) -> None:
+    client.zadd(catalogue_key(kind), {name: 0})
+
+
+def unregister(client: RedisClient, kind: str, name: str, marker_key: str) -> bool:
+    """Remove ``name``, then re-add it if ``marker_key`` (written by every write) exists again.
+
+    A writer writes the marker before it registers, so whichever order the two interleave in,
+    a metric that holds data stays listed. Returns True if the name stayed removed.
+    """
+    client.zrem(catalogue_key(kind), name)
+    if client.exists(marker_key):
+        register(client, kind, name)
+        return False
+    return True
+
+
+def names(client: RedisClient, kind: str, page: int = PAGE) -> Iterator[str]:
+    """Every name in the catalogue, in name order, fetched in pages (safe while it changes)."""
+    key = catalogue_key(kind)
+    start = "-"
+    while True:
+        chunk = client.zrangebylex(key, start, "+", start=0, num=page)
+        for raw in chunk:
+            yield to_str(raw)
+        if len(chunk) < page:
+            return
+        start = "(" + to_str(chunk[-1])
+
+
+def inline_catalogue(client: RedisClient) -> bool:
+    """Whether scripts may write the catalogue themselves (all keys on one server)."""
+    return not is_cluster(client)

@@ -1,0 +1,117 @@
+"""System checks for ``DJANGO_REDIS_METRICS``. Ids are stable; never reuse a retired one.
+
+=========================  ==========================================================
+django_redis_metrics.E001  the setting is not a dict
+django_redis_metrics.W001  an unknown key (probably a typo)
+django_redis_metrics.E002  CONNECTION is neither a Redis URL nor a string
+django_redis_metrics.E003  CONNECTION names a CACHES alias that cannot share a Redis pool
+django_redis_metrics.E004  PREFIX cannot prefix keys
+django_redis_metrics.E005  CLUSTER is not a bool, or asks for a cluster over a unix socket
+django_redis_metrics.E006  TIME_ZONE is not a known time zone
+django_redis_metrics.E007  a socket timeout is not a positive number
+django_redis_metrics.E008  COUNTER_PRECISIONS is not a list of positive ints
+django_redis_metrics.E009  COUNTER_SAMPLES is not a positive int
+=========================  ==========================================================
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, Warning
+
+from .conf import DEFAULTS, SETTING_NAME
+from .connection import is_url
+from .counter import validate_precisions, validate_samples
+from .keys import validate_prefix
+
+ID = "django_redis_metrics.{}"
+REDIS_CACHE_BACKENDS = ("django_redis.", "django.core.cache.backends.redis.RedisCache")
+
+
+def check_settings(**kwargs: Any) -> list[CheckMessage]:
+    raw = getattr(settings, SETTING_NAME, {})
+    if not isinstance(raw, Mapping):
+        return [Error(f"{SETTING_NAME} must be a dict, not {type(raw).__name__}.", id=ID.format("E001"))]
+    errors: list[CheckMessage] = []
+    for key in sorted(set(raw) - set(DEFAULTS)):
+        errors.append(
+            Warning(
+                f"{SETTING_NAME} has an unknown key {key!r}.",
+                hint=f"Known keys: {', '.join(sorted(DEFAULTS))}.",
+                id=ID.format("W001"),
+            )
+        )
+    value = {**DEFAULTS, **raw}
+    errors += _check_connection(value["CONNECTION"], value["CLUSTER"])
+    errors += _validated(value["PREFIX"], validate_prefix, "PREFIX", "E004")
+    errors += _check_time_zone(value["TIME_ZONE"])
+    for name in ("SOCKET_TIMEOUT", "SOCKET_CONNECT_TIMEOUT"):
+        timeout = value[name]
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            errors.append(
+                Error(f"{SETTING_NAME}['{name}'] must be a positive number of seconds, "
+                      f"not {timeout!r}.", id=ID.format("E007"))
+            )
+    errors += _validated(value["COUNTER_PRECISIONS"], validate_precisions, "COUNTER_PRECISIONS", "E008")
+    errors += _validated(value["COUNTER_SAMPLES"], validate_samples, "COUNTER_SAMPLES", "E009")
+    return errors
+
+
+def _validated(value: Any, validator: Callable[[Any], Any], name: str, code: str) -> list[CheckMessage]:
+    try:
+        validator(value)
+    except (TypeError, ValueError) as exc:
+        return [Error(f"{SETTING_NAME}['{name}'] is invalid: {exc}", id=ID.format(code))]
+    return []
+
+
+def _check_connection(connection: Any, cluster: Any) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    if not isinstance(cluster, bool):
+        errors.append(Error(f"{SETTING_NAME}['CLUSTER'] must be True or False, not {cluster!r}.",
+                            id=ID.format("E005")))
+    if not isinstance(connection, str) or not connection:
+        errors.append(Error(
+            f"{SETTING_NAME}['CONNECTION'] must be a Redis URL or a CACHES alias, not {connection!r}.",
+            hint="For example 'redis://localhost:6379/0', 'unix:///run/redis.sock' or 'default'.",
+            id=ID.format("E002"),
+        ))
+        return errors
+    if is_url(connection):
+        if cluster is True and connection.startswith("unix://"):
+            errors.append(Error("Redis Cluster cannot be reached over a unix:// socket.",
+                                id=ID.format("E005")))
+        return errors
+    if "://" in connection:
+        errors.append(Error(
+            f"{SETTING_NAME}['CONNECTION'] = {connection!r} has an unknown scheme.",
+            hint="Use redis://, rediss:// or unix://, or the name of a CACHES alias.",
+            id=ID.format("E002"),
+        ))
+        return errors
+    caches: Mapping[str, Mapping[str, Any]] = getattr(settings, "CACHES", {})
+    backend = str(caches.get(connection, {}).get("BACKEND", ""))
+    if connection not in caches or not backend.startswith(REDIS_CACHE_BACKENDS):
+        errors.append(Error(
+            f"{SETTING_NAME}['CONNECTION'] = {connection!r} is not a CACHES alias backed by Redis "
+            f"(found {backend or 'no such alias'!r}).",
+            hint="Name a django-redis or django.core.cache.backends.redis.RedisCache alias, "
+            "or give a Redis URL.",
+            id=ID.format("E003"),
+        ))
+    return errors
+
+
+def _check_time_zone(name: Any) -> list[CheckMessage]:
+    if name is None:
+        return []
+    try:
+        zoneinfo.ZoneInfo(str(name))
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return [Error(f"{SETTING_NAME}['TIME_ZONE'] = {name!r} is not a known time zone.",
+                      id=ID.format("E006"))]
+    return []

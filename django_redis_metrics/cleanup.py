@@ -1,0 +1,183 @@
+"""Cleanup of old data: the seed's ``clean_counters`` (Redis in Action listing 5.5), race-free.
+
+Each pass walks the counter catalogue in pages, trims every precision to its newest ``samples``
+slices with HSCAN + HDEL in bounded batches (no command scans a huge hash at once), and forgets a
+counter only through the atomic ``counter_retire`` script, which checks that every slice hash is
+empty in the same step that deletes the counter's meta hash. A writer racing the cleaner either
+runs before it (the hash is not empty, nothing is retired) or after it (the counter is re-created
+and re-listed): no increment is ever lost and no counter with data is ever unlisted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from . import catalogue
+from .connection import RedisClient, get_redis_connection
+from .counter import KIND as COUNTER_KIND
+from .keys import catalogue_key, metric_key, to_str
+from .scripts import script
+from .timeutil import When, to_timestamp
+
+#: Fields fetched per HSCAN step and deleted per HDEL.
+BATCH_SIZE = 500
+#: Seconds between passes of ``--loop``; counters are cleaned at about the rate they are written.
+PASS_INTERVAL = 60
+
+
+@dataclass
+class CleanupReport:
+    """What one pass over one kind of metric removed (or, in a dry run, would remove)."""
+
+    kind: str
+    dry_run: bool = False
+    metrics_checked: int = 0
+    items_removed: int = 0
+    metrics_removed: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        verb = "would remove" if self.dry_run else "removed"
+        return (
+            f"{self.kind}: checked {self.metrics_checked}, {verb} {self.items_removed} old "
+            f"entries and {len(self.metrics_removed)} empty metrics"
+        )
+
+
+def due(precision: int, passes: int) -> bool:
+    """Whether a precision is cleaned on pass ``passes``: every pass for precisions up to a
+    minute, every ``precision // 60`` passes for coarser ones (the seed's cadence)."""
+    return passes % max(precision // 60, 1) == 0
+
+
+def clean_counters(
+    client: RedisClient | None = None,
+    *,
+    now: When = None,
+    passes: int = 0,
+    dry_run: bool = False,
+    batch_size: int = BATCH_SIZE,
+) -> CleanupReport:
+    """One cleaning pass over every known counter; ``passes`` selects the precisions due."""
+    client = client or get_redis_connection()
+    timestamp = to_timestamp(now, "now")
+    report = CleanupReport(COUNTER_KIND, dry_run=dry_run)
+    for name in catalogue.names(client, COUNTER_KIND):
+        report.metrics_checked += 1
+        _clean_counter(client, name, timestamp, passes, dry_run, batch_size, report)
+    return report
+
+
+def _clean_counter(
+    client: RedisClient,
+    name: str,
+    timestamp: float,
+    passes: int,
+    dry_run: bool,
+    batch_size: int,
+    report: CleanupReport,
+) -> None:
+    meta_key = metric_key(COUNTER_KIND, name, "meta")
+    meta = {int(to_str(p)): int(to_str(s)) for p, s in client.hgetall(meta_key).items()}
+    if not meta:
+        # Listed but never written (or a writer died before listing settled): unlist it.
+        if not dry_run and catalogue.unregister(client, COUNTER_KIND, name, meta_key):
+            report.metrics_removed.append(name)
+        return
+    emptied = True
+    for precision, samples in sorted(meta.items()):
+        if not due(precision, passes):
+            emptied = False
+            continue
+        key = metric_key(COUNTER_KIND, name, precision)
+        cutoff = timestamp - samples * precision
+        removed, remaining = _trim(client, key, cutoff, dry_run, batch_size)
+        report.items_removed += removed
+        if removed:
+            report.details.append(f"counter {name!r} precision {precision}s: {removed} slices")
+        emptied = emptied and remaining == 0
+    if emptied and (dry_run or _retire(client, name, meta_key, sorted(meta))):
+        report.metrics_removed.append(name)
+        report.details.append(f"counter {name!r}: empty, removed from the catalogue")
+
+
+def _trim(
+    client: RedisClient, key: str, cutoff: float, dry_run: bool, batch_size: int
+) -> tuple[int, int]:
+    """Delete slices starting at or before ``cutoff``; return (removed, remaining)."""
+    old: list[bytes | str] = []
+    seen = 0
+    for field_name in client.hscan_iter(key, count=batch_size, no_values=True):
+        seen += 1
+        try:
+            start = int(to_str(field_name))
+        except ValueError:
+            continue
+        if start <= cutoff:
+            old.append(field_name)
+    if dry_run:
+        return len(old), seen - len(old)
+    removed = 0
+    for index in range(0, len(old), batch_size):
+        removed += int(client.hdel(key, *old[index : index + batch_size]))
+    return removed, int(client.hlen(key))
+
+
+def _retire(client: RedisClient, name: str, meta_key: str, precisions: list[int]) -> bool:
+    inline = catalogue.inline_catalogue(client)
+    keys = [meta_key, *(metric_key(COUNTER_KIND, name, p) for p in precisions)]
+    if inline:
+        keys.append(catalogue_key(COUNTER_KIND))
+    result = int(script("counter_retire")(client, keys, [name, int(inline), *precisions]))
+    if result != 1:
+        return False
+    return inline or catalogue.unregister(client, COUNTER_KIND, name, meta_key)
+
+
+Cleaner = Callable[..., CleanupReport]
+
+#: Every kind of metric's cleaner, run in this order by ``clean_all`` and ``clean_metrics``.
+CLEANERS: dict[str, Cleaner] = {
+    COUNTER_KIND: clean_counters,
+}
+
+
+def clean_all(
+    client: RedisClient | None = None,
+    *,
+    now: When = None,
+    passes: int = 0,
+    dry_run: bool = False,
+    kinds: Iterable[str] | None = None,
+) -> list[CleanupReport]:
+    """One pass of every cleaner (or of ``kinds``)."""
+    client = client or get_redis_connection()
+    selected = list(CLEANERS) if kinds is None else list(kinds)
+    return [
+        CLEANERS[kind](client, now=now, passes=passes, dry_run=dry_run) for kind in selected
+    ]
+
+
+def run_loop(
+    on_pass: Callable[[int, list[CleanupReport]], None],
+    *,
+    interval: float = PASS_INTERVAL,
+    max_passes: int | None = None,
+    dry_run: bool = False,
+    kinds: Iterable[str] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> int:
+    """The seed's daemon: a pass about every ``interval`` seconds until told to stop."""
+    passes = 0
+    while not should_stop() and (max_passes is None or passes < max_passes):
+        started = time.monotonic()
+        on_pass(passes, clean_all(passes=passes, dry_run=dry_run, kinds=kinds))
+        passes += 1
+        if max_passes is not None and passes >= max_passes:
+            break
+        elapsed = time.monotonic() - started
+        sleep(max(interval - elapsed, min(1.0, interval)))
+    return passes

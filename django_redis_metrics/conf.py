@@ -1,0 +1,81 @@
+"""The app's settings, read from ``settings.DJANGO_REDIS_METRICS`` on every access.
+
+Nothing is cached at import time, so ``override_settings`` and pytest-django's ``settings``
+fixture take effect immediately.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.conf import settings
+
+SETTING_NAME = "DJANGO_REDIS_METRICS"
+
+DEFAULT_PRECISIONS: tuple[int, ...] = (1, 5, 60, 300, 3600, 18000, 86400)
+DEFAULT_SAMPLES = 120
+
+#: Every key the app understands, with its default. ``checks.py`` warns about any other key.
+DEFAULTS: dict[str, Any] = {
+    "CONNECTION": "redis://127.0.0.1:6379/0",
+    "CLUSTER": False,
+    "PREFIX": "metrics",
+    "TIME_ZONE": None,
+    "SOCKET_TIMEOUT": 5.0,
+    "SOCKET_CONNECT_TIMEOUT": 2.0,
+    "COUNTER_PRECISIONS": DEFAULT_PRECISIONS,
+    "COUNTER_SAMPLES": DEFAULT_SAMPLES,
+}
+
+
+class Settings:
+    """Typed, always-fresh view of ``DJANGO_REDIS_METRICS``."""
+
+    @property
+    def raw(self) -> Mapping[str, Any]:
+        value = getattr(settings, SETTING_NAME, {})
+        return value if isinstance(value, Mapping) else {}
+
+    def get(self, name: str) -> Any:
+        return self.raw.get(name, DEFAULTS[name])
+
+    @property
+    def CONNECTION(self) -> str:
+        """A Redis URL (``redis://``, ``rediss://``, ``unix://``) or the name of a ``CACHES`` alias."""
+        return str(self.get("CONNECTION"))
+
+    @property
+    def CLUSTER(self) -> bool:
+        """Connect with ``RedisCluster`` to the cluster that ``CONNECTION`` points at."""
+        return bool(self.get("CLUSTER"))
+
+    @property
+    def PREFIX(self) -> str:
+        """The first segment of every key the app writes."""
+        return str(self.get("PREFIX"))
+
+    @property
+    def TIME_ZONE(self) -> str:
+        """Time zone of calendar periods; Django's ``TIME_ZONE`` unless set."""
+        return str(self.get("TIME_ZONE") or getattr(settings, "TIME_ZONE", None) or "UTC")
+
+    @property
+    def SOCKET_TIMEOUT(self) -> float:
+        return float(self.get("SOCKET_TIMEOUT"))
+
+    @property
+    def SOCKET_CONNECT_TIMEOUT(self) -> float:
+        return float(self.get("SOCKET_CONNECT_TIMEOUT"))
+
+    @property
+    def COUNTER_PRECISIONS(self) -> tuple[int, ...]:
+        value: Sequence[int] = self.get("COUNTER_PRECISIONS")
+        return tuple(value)
+
+    @property
+    def COUNTER_SAMPLES(self) -> int:
+        return int(self.get("COUNTER_SAMPLES"))
+
+
+conf = Settings()

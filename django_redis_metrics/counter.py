@@ -1,0 +1,257 @@
+"""Counter: named counters kept at several precisions, the newest N samples of each.
+
+The data model of Redis in Action 5.2.1: for every precision a hash maps the start of each
+epoch-aligned time slice to its count. A per-counter meta hash remembers each precision's number
+of samples (so the cleaner needs no Python configuration), and a catalogue lists the counters.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+from . import catalogue
+from .batch import Batch, ScriptCall, run_calls
+from .conf import conf
+from .connection import RedisClient, get_redis_connection
+from .keys import catalogue_key, metric_key, to_str, validate_name
+from .scripts import script
+from .timeutil import When, slice_start, to_timestamp
+
+KIND = "counter"
+#: Largest absolute count accepted in one increment; keeps totals far from int64 overflow.
+MAX_COUNT = 2**53
+#: Most (slice, count) pairs sent in one script call by ``incr_many``.
+MAX_PAIRS_PER_CALL = 5000
+
+
+def validate_precisions(precisions: object) -> tuple[int, ...]:
+    """Sorted unique positive integer precisions (seconds), or a clear error."""
+    if isinstance(precisions, str | bytes) or not isinstance(precisions, Iterable):
+        raise TypeError(f"precisions must be a sequence of seconds, not {precisions!r}.")
+    values = tuple(precisions)
+    if not values:
+        raise ValueError("precisions must name at least one precision.")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"Each precision must be an int number of seconds, not {value!r}.")
+        if value <= 0:
+            raise ValueError(f"Each precision must be a positive number of seconds, not {value}.")
+    return tuple(sorted(set(values)))
+
+
+def validate_samples(samples: object) -> int:
+    if isinstance(samples, bool) or not isinstance(samples, int):
+        raise TypeError(f"samples must be an int, not {samples!r}.")
+    if samples <= 0:
+        raise ValueError(f"samples must be positive, not {samples}.")
+    return samples
+
+
+def validate_count(count: object) -> int:
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise TypeError(f"count must be an int, not {type(count).__name__}: {count!r}.")
+    if abs(count) > MAX_COUNT:
+        raise ValueError(f"count must be within ±2**53, not {count}.")
+    return count
+
+
+class CounterManager:
+    """``Counter.objects``: the counters listed in the catalogue."""
+
+    def names(self) -> list[str]:
+        return list(catalogue.names(get_redis_connection(), KIND))
+
+    def all(self) -> list[Counter]:
+        """Every known counter, with the precisions and samples its writers last used."""
+        client = get_redis_connection()
+        names = self.names()
+        if not names:
+            return []
+        pipe = client.pipeline(transaction=False)
+        for name in names:
+            pipe.hgetall(metric_key(KIND, name, "meta"))
+        counters = []
+        for name, meta in zip(names, pipe.execute(), strict=True):
+            counters.append(Counter.from_meta(name, meta) if meta else Counter(name))
+        return counters
+
+    def get(self, name: str) -> Counter:
+        """The counter ``name`` as stored; ``LookupError`` if no writer ever recorded it."""
+        validate_name(name)
+        meta = get_redis_connection().hgetall(metric_key(KIND, name, "meta"))
+        if not meta:
+            raise LookupError(f"No counter named {name!r} holds data.")
+        return Counter.from_meta(name, meta)
+
+
+class Counter:
+    """A named counter at several precisions.
+
+    >>> hits = Counter("hits")
+    >>> hits.incr()
+    >>> hits.series(60)          # [(slice start, count), ...] oldest first
+    """
+
+    objects: ClassVar[CounterManager] = CounterManager()
+
+    def __init__(
+        self,
+        name: str,
+        precisions: Sequence[int] | None = None,
+        samples: int | None = None,
+    ) -> None:
+        self.name = validate_name(name, "counter name")
+        self._precisions = None if precisions is None else validate_precisions(precisions)
+        self._samples = None if samples is None else validate_samples(samples)
+
+    @classmethod
+    def from_meta(cls, name: str, meta: dict[Any, Any]) -> Counter:
+        """A counter configured as its stored meta hash says (precision -> samples)."""
+        precisions = [int(to_str(key)) for key in meta]
+        samples = max(int(to_str(value)) for value in meta.values())
+        return cls(name, precisions=precisions, samples=samples)
+
+    def __repr__(self) -> str:
+        return f"<Counter {self.name!r} precisions={self.precisions} samples={self.samples}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Counter) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((KIND, self.name))
+
+    @property
+    def precisions(self) -> tuple[int, ...]:
+        """This counter's precisions, else ``COUNTER_PRECISIONS`` (read now)."""
+        if self._precisions is not None:
+            return self._precisions
+        return validate_precisions(conf.COUNTER_PRECISIONS)
+
+    @property
+    def samples(self) -> int:
+        """Slices kept per precision by the cleaner, else ``COUNTER_SAMPLES`` (read now)."""
+        return self._samples if self._samples is not None else validate_samples(conf.COUNTER_SAMPLES)
+
+    @property
+    def meta_key(self) -> str:
+        return metric_key(KIND, self.name, "meta")
+
+    def key(self, precision: int) -> str:
+        """The hash of one precision's slices."""
+        return metric_key(KIND, self.name, precision)
+
+    def _check_precision(self, precision: object) -> int:
+        if isinstance(precision, bool) or not isinstance(precision, int):
+            raise TypeError(f"precision must be an int number of seconds, not {precision!r}.")
+        if precision not in self.precisions:
+            raise ValueError(
+                f"Counter {self.name!r} has no precision {precision}; "
+                f"it keeps {', '.join(map(str, self.precisions))}."
+            )
+        return precision
+
+    # Writing
+
+    def incr(self, count: int = 1, when: When = None, *, batch: Batch | None = None) -> None:
+        """Add ``count`` to the slice holding ``when`` at every precision: one atomic round trip.
+
+        With ``batch``, the write is queued and sent with the batch's other writes.
+        """
+        count = validate_count(count)
+        timestamp = to_timestamp(when)
+        slices = {p: {slice_start(timestamp, p): count} for p in self.precisions}
+        client = get_redis_connection()
+        call = self._incr_call(slices, client)
+        if batch is not None:
+            batch.add(call)
+        else:
+            run_calls(client, [call])
+
+    def incr_many(self, increments: Iterable[tuple[When, int]]) -> int:
+        """Apply many ``(when, count)`` increments, summed per slice first; for imports.
+
+        All input is validated before anything is written. Each script call is atomic and
+        carries at most ``MAX_PAIRS_PER_CALL`` slices; returns the number of calls made.
+        """
+        totals: dict[int, dict[int, int]] = {p: defaultdict(int) for p in self.precisions}
+        for item in increments:
+            if not isinstance(item, tuple) or len(item) != 2:
+                raise TypeError(f"incr_many expects (when, count) pairs, not {item!r}.")
+            timestamp = to_timestamp(item[0])
+            count = validate_count(item[1])
+            for precision, slices in totals.items():
+                slices[slice_start(timestamp, precision)] += count
+        client = get_redis_connection()
+        calls = [self._incr_call(chunk, client) for chunk in _chunks(totals, MAX_PAIRS_PER_CALL)]
+        if calls:
+            run_calls(client, calls)
+        return len(calls)
+
+    def _incr_call(self, slices: dict[int, dict[int, int]], client: RedisClient) -> ScriptCall:
+        inline = catalogue.inline_catalogue(client)
+        keys: list[str] = [self.meta_key, *(self.key(p) for p in slices)]
+        args: list[str | int] = [self.name, self.samples, int(inline)]
+        for precision, counts in slices.items():
+            args += [precision, len(counts)]
+            for start, count in counts.items():
+                args += [start, count]
+        if inline:
+            keys.append(catalogue_key(KIND))
+        return ScriptCall(script("counter_incr"), keys, args, after=self._after_incr)
+
+    def _after_incr(self, client: RedisClient, created: Any) -> None:
+        if int(created) and not catalogue.inline_catalogue(client):
+            catalogue.register(client, KIND, self.name)
+
+    def delete(self) -> None:
+        """Remove every slice of this counter and its catalogue entry."""
+        client = get_redis_connection()
+        precisions = {int(to_str(p)) for p in client.hkeys(self.meta_key)} | set(self.precisions)
+        client.delete(self.meta_key, *(self.key(p) for p in sorted(precisions)))
+        catalogue.unregister(client, KIND, self.name, self.meta_key)
+
+    # Reading
+
+    def series(self, precision: int) -> list[tuple[int, int]]:
+        """The stored samples of ``precision`` as ``(slice start, count)``, oldest first."""
+        precision = self._check_precision(precision)
+        data = get_redis_connection().hgetall(self.key(precision))
+        return sorted((int(to_str(start)), int(to_str(count))) for start, count in data.items())
+
+    def recent(
+        self, precision: int, count: int | None = None, until: When = None
+    ) -> list[tuple[int, int]]:
+        """The newest ``count`` slices (default: ``samples``) up to ``until``, zero-filled."""
+        precision = self._check_precision(precision)
+        count = self.samples if count is None else validate_samples(count)
+        last = slice_start(to_timestamp(until, "until"), precision)
+        starts = [last - precision * i for i in range(count - 1, -1, -1)]
+        values = get_redis_connection().hmget(self.key(precision), starts)
+        return [(s, int(to_str(v)) if v is not None else 0) for s, v in zip(starts, values, strict=True)]
+
+    def total(self, precision: int | None = None) -> int:
+        """The sum of the stored samples of ``precision`` (default: the coarsest)."""
+        precision = max(self.precisions) if precision is None else precision
+        return sum(count for _, count in self.series(precision))
+
+    def exists(self) -> bool:
+        return bool(get_redis_connection().exists(self.meta_key))
+
+
+def _chunks(
+    totals: dict[int, dict[int, int]], size: int
+) -> Iterable[dict[int, dict[int, int]]]:
+    """Split per-precision slice totals into pieces of at most ``size`` pairs."""
+    chunk: dict[int, dict[int, int]] = {}
+    used = 0
+    for precision, slices in totals.items():
+        for start, count in slices.items():
+            if used == size:
+                yield chunk
+                chunk, used = {}, 0
+            chunk.setdefault(precision, {})[start] = count
+            used += 1
+    if chunk:
+        yield chunk

@@ -1,0 +1,45 @@
+"""Lua scripts shipped as ``lua/*.lua`` files, called with EVALSHA in one round trip."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from redis.exceptions import NoScriptError
+
+from .connection import RedisClient
+
+KeyOrArg = str | bytes | int | float
+
+
+class LuaScript:
+    """A script run with EVALSHA, falling back to EVAL once if the server has not seen it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.source = files(__package__).joinpath("lua", f"{name}.lua").read_text("utf-8")
+        self.sha = hashlib.sha1(self.source.encode()).hexdigest()
+
+    def __call__(
+        self, client: RedisClient, keys: Sequence[KeyOrArg], args: Sequence[KeyOrArg] = ()
+    ) -> Any:
+        try:
+            return client.evalsha(self.sha, len(keys), *keys, *args)  # type: ignore[arg-type]
+        except NoScriptError:
+            return client.eval(self.source, len(keys), *keys, *args)  # type: ignore[arg-type]
+
+    def queue(self, pipe: Any, keys: Sequence[KeyOrArg], args: Sequence[KeyOrArg] = ()) -> None:
+        """Queue an EVALSHA on a pipeline; run ``ensure_loaded`` on the same server first."""
+        pipe.evalsha(self.sha, len(keys), *keys, *args)
+
+    def ensure_loaded(self, client: RedisClient) -> None:
+        """SCRIPT LOAD is idempotent; on a cluster it reaches every primary."""
+        client.script_load(self.source)
+
+
+@cache
+def script(name: str) -> LuaScript:
+    return LuaScript(name)
