@@ -15,6 +15,13 @@ SETTING_NAME = "DJANGO_REDIS_METRICS"
 
 DEFAULT_PRECISIONS: tuple[int, ...] = (1, 5, 60, 300, 3600, 18000, 86400)
 DEFAULT_SAMPLES = 120
+#: View names (``fnmatch`` patterns) the middleware does not count: the admin, health checks.
+DEFAULT_EXCLUDE_VIEWS: tuple[str, ...] = (
+    "admin:*", "django_redis_metrics:*", "health", "healthz", "health_check", "health_check:*",
+    "ping",
+)
+#: Paths always skipped when ``EXCLUDE_PATHS`` is unset, besides ``STATIC_URL`` and ``MEDIA_URL``.
+DEFAULT_EXCLUDE_PATHS: tuple[str, ...] = ("/favicon.ico", "/robots.txt")
 
 #: Every key the app understands, with its default. ``checks.py`` warns about any other key.
 DEFAULTS: dict[str, Any] = {
@@ -26,6 +33,17 @@ DEFAULTS: dict[str, Any] = {
     "SOCKET_CONNECT_TIMEOUT": 2.0,
     "COUNTER_PRECISIONS": DEFAULT_PRECISIONS,
     "COUNTER_SAMPLES": DEFAULT_SAMPLES,
+    # Django integration (middleware.py, decorators.py, failopen.py)
+    "HITS_COUNTER": "hits",
+    "VIEW_COUNTER": "hits:{view}",
+    "UNRESOLVED_VIEW": "unresolved",
+    "OTHER_VIEW": "other",
+    "MAX_VIEW_COUNTERS": 500,
+    "ACTIVE_USERS": "active_users",
+    "EXCLUDE_VIEWS": DEFAULT_EXCLUDE_VIEWS,
+    "EXCLUDE_PATHS": None,
+    "FAIL_OPEN_TIMEOUT": 0.25,
+    "FAIL_OPEN_COOLDOWN": 30.0,
 }
 
 
@@ -76,6 +94,70 @@ class Settings:
     @property
     def COUNTER_SAMPLES(self) -> int:
         return int(self.get("COUNTER_SAMPLES"))
+
+    # Django integration
+
+    @property
+    def HITS_COUNTER(self) -> str | None:
+        """The site-wide counter of requests the middleware counts; ``None`` turns it off."""
+        value = self.get("HITS_COUNTER")
+        return None if value is None else str(value)
+
+    @property
+    def VIEW_COUNTER(self) -> str | None:
+        """Name of one view's counter, ``{view}`` being its resolved name; ``None``: off."""
+        value = self.get("VIEW_COUNTER")
+        return None if value is None else str(value)
+
+    @property
+    def UNRESOLVED_VIEW(self) -> str:
+        """The ``{view}`` of requests that resolve to no view (404s, handled by middleware)."""
+        return str(self.get("UNRESOLVED_VIEW"))
+
+    @property
+    def OTHER_VIEW(self) -> str:
+        """The ``{view}`` of views beyond ``MAX_VIEW_COUNTERS``, or with unusable names."""
+        return str(self.get("OTHER_VIEW"))
+
+    @property
+    def MAX_VIEW_COUNTERS(self) -> int:
+        """At most this many distinct per-view counters per process."""
+        return int(self.get("MAX_VIEW_COUNTERS"))
+
+    @property
+    def ACTIVE_USERS(self) -> str | None:
+        """The ``UniqueBitmap`` marking authenticated users; ``None`` turns it off."""
+        value = self.get("ACTIVE_USERS")
+        return None if value is None else str(value)
+
+    @property
+    def EXCLUDE_VIEWS(self) -> tuple[str, ...]:
+        """``fnmatch`` patterns of resolved view names the middleware does not count."""
+        return tuple(str(item) for item in self.get("EXCLUDE_VIEWS"))
+
+    @property
+    def EXCLUDE_PATHS(self) -> tuple[str, ...]:
+        """Path prefixes the middleware does not count; default: static, media, favicon."""
+        value = self.get("EXCLUDE_PATHS")
+        if value is not None:
+            return tuple(str(item) for item in value)
+        found = []
+        for name in ("STATIC_URL", "MEDIA_URL"):
+            url = str(getattr(settings, name, None) or "")
+            # An unset MEDIA_URL reads as "/" (Django adds the script prefix): never exclude all.
+            if url.strip("/") and "://" not in url:
+                found.append("/" + url.lstrip("/"))
+        return (*found, *DEFAULT_EXCLUDE_PATHS)
+
+    @property
+    def FAIL_OPEN_TIMEOUT(self) -> float:
+        """Seconds the middleware and decorators wait for Redis before dropping a write."""
+        return float(self.get("FAIL_OPEN_TIMEOUT"))
+
+    @property
+    def FAIL_OPEN_COOLDOWN(self) -> float:
+        """Seconds without any attempt after a failure (the circuit breaker stays open)."""
+        return float(self.get("FAIL_OPEN_COOLDOWN"))
 
 
 conf = Settings()

@@ -1,0 +1,208 @@
+"""The write path of the middleware and the decorators: off the request, one round trip.
+
+A request's writes (counter hits, user marks, events) are collected in a :class:`Writes`
+and handed to the process's :class:`Sender`, a daemon thread that sends them to Redis through
+:func:`django_redis_metrics.failopen.send`: one pipelined round trip for everything one request
+records, or for everything several requests recorded while the previous round trip was under
+way (hits on the same counter in the same second are then summed into one increment, a user
+marked twice is marked once). The request itself only appends to a queue: it never waits on
+Redis, under WSGI or ASGI, and a Redis that is down or slow cannot slow it.
+
+The queue is bounded (``MAX_PENDING`` submissions); beyond it writes are dropped and counted.
+:func:`flush` waits until everything queued has been sent or dropped (tests, shutdown).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .batch import Batch
+from .counter import Counter
+
+logger = logging.getLogger("django_redis_metrics")
+
+#: Most submissions waiting to be sent; more are dropped (Redis is then far behind anyway).
+MAX_PENDING = 10_000
+#: Most submissions merged into one round trip.
+MAX_MERGED = 500
+
+Deferred = Callable[[Batch], None]
+
+
+@dataclass
+class Writes:
+    """What one request (or one decorated view call) records, not yet sent."""
+
+    hits: list[tuple[str, int]] = field(default_factory=list)
+    marks: list[tuple[str, Any, float]] = field(default_factory=list)
+    deferred: list[Deferred] = field(default_factory=list)
+
+    def incr(self, name: str, count: int = 1) -> None:
+        self.hits.append((name, count))
+
+    def mark(self, name: str, user_id: Any, when: float | None = None) -> None:
+        self.marks.append((name, user_id, time.time() if when is None else when))
+
+    def defer(self, write: Deferred) -> None:
+        """Queue ``write(batch)``: any model write made with ``batch=batch``."""
+        self.deferred.append(write)
+
+    def __bool__(self) -> bool:
+        return bool(self.hits or self.marks or self.deferred)
+
+
+@dataclass
+class _Submission:
+    writes: Writes
+    second: int
+
+
+def unique_bitmap(name: str) -> Any:
+    """The ``UniqueBitmap`` model, imported lazily (it lives in its own module)."""
+    from . import UniqueBitmap  # type: ignore[attr-defined]
+
+    return UniqueBitmap(name)
+
+
+def build_batch(submissions: list[_Submission]) -> Batch:
+    """One batch for many submissions: hits summed per (counter, second), marks deduplicated."""
+    batch = Batch()
+    hits: dict[tuple[str, int], int] = {}
+    marks: dict[tuple[str, Any, int], float] = {}
+    for item in submissions:
+        for name, count in item.writes.hits:
+            hits[(name, item.second)] = hits.get((name, item.second), 0) + count
+        for name, user_id, when in item.writes.marks:
+            marks[(name, user_id, int(when // 3600))] = when
+    writes: list[Deferred] = []
+    for (name, second), count in hits.items():
+        writes.append(_incr(name, count, second))
+    for (name, user_id, _hour), when in marks.items():
+        writes.append(_mark(name, user_id, when))
+    for item in submissions:
+        writes += item.writes.deferred
+    for write in writes:
+        try:
+            write(batch)
+        except Exception:
+            logger.exception("Dropped a metrics write that could not be prepared.")
+    return batch
+
+
+def _incr(name: str, count: int, second: int) -> Deferred:
+    return lambda batch: Counter(name).incr(count, when=second, batch=batch)
+
+
+def _mark(name: str, user_id: Any, when: float) -> Deferred:
+    return lambda batch: unique_bitmap(name).mark(user_id, when=when, batch=batch)
+
+
+class Sender:
+    """A daemon thread per process sending queued writes, merged, in one round trip each."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[_Submission | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._pending = 0
+        self.dropped = 0
+        self.round_trips = 0
+
+    def submit(self, writes: Writes, when: float | None = None) -> bool:
+        """Queue ``writes``; False if they were dropped (breaker open, or queue full)."""
+        from .failopen import breaker
+
+        if not writes:
+            return True
+        if not breaker.allow():
+            return False
+        second = int(time.time() if when is None else when)
+        with self._lock:
+            if self._pid != os.getpid() or self._thread is None or not self._thread.is_alive():
+                self._start()
+            if self._pending >= MAX_PENDING:
+                self.dropped += 1
+                return False
+            self._pending += 1
+        self._queue.put(_Submission(writes, second))
+        return True
+
+    def _start(self) -> None:
+        # Called with the lock held; after a fork the parent's thread and queue are gone.
+        if self._pid != os.getpid():
+            self._queue = queue.SimpleQueue()
+            self._pending = 0
+            self._pid = os.getpid()
+        self._thread = threading.Thread(target=self._run, name="metrics-sender", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from . import failopen
+
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            items = [first]
+            while len(items) < MAX_MERGED:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    self._queue.put(None)
+                    break
+                items.append(item)
+            try:
+                batch = build_batch(items)
+                if batch.calls:
+                    self.round_trips += 1
+                    failopen.send(batch)
+            except Exception:  # pragma: no cover - send() never raises; keep the thread alive
+                logger.exception("The metrics sender failed.")
+            with self._lock:
+                self._pending -= len(items)
+                self._idle.notify_all()
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every queued write was sent or dropped; False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._pending and self._pid == os.getpid():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._idle.wait(remaining)
+        return True
+
+
+#: The process's sender.
+sender = Sender()
+
+
+def submit(writes: Writes, when: float | None = None) -> bool:
+    return sender.submit(writes, when)
+
+
+def flush(timeout: float = 10.0) -> bool:
+    """Wait until every queued metrics write was sent (or dropped)."""
+    return sender.flush(timeout)
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    from .conf import conf
+
+    with contextlib.suppress(Exception):  # settings may be unusable at exit
+        sender.flush(timeout=2 * conf.FAIL_OPEN_TIMEOUT)

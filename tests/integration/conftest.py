@@ -1,0 +1,64 @@
+"""Fixtures and helpers of the Django integration tests (middleware, decorators, admin)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from redis.connection import AbstractConnection
+
+from django_redis_metrics import failopen, recorder
+from django_redis_metrics.middleware import view_names
+
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django_redis_metrics.middleware.MetricsMiddleware",
+]
+
+
+@pytest.fixture
+def fresh_state() -> Iterator[None]:
+    """Fail-open clients, breaker and per-view names start clean, and nothing is left queued."""
+    failopen.reset_clients()
+    view_names.clear()
+    yield
+    recorder.flush()
+    failopen.reset_clients()
+    view_names.clear()
+
+
+@pytest.fixture
+def with_middleware(settings: Any, fresh_state: None) -> Any:
+    settings.MIDDLEWARE = MIDDLEWARE
+    settings.ROOT_URLCONF = "tests.integration.urls"
+    return settings
+
+
+class SendCounter:
+    """Counts the packed writes redis-py puts on a socket: one per round trip."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def reset(self) -> None:
+        self.calls = 0
+
+
+@contextmanager
+def counting_round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[SendCounter]:
+    counter = SendCounter()
+    original = AbstractConnection.send_packed_command
+
+    def send_packed_command(self: AbstractConnection, *args: Any, **kwargs: Any) -> Any:
+        counter.calls += 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", send_packed_command)
+    try:
+        yield counter
+    finally:
+        monkeypatch.setattr(AbstractConnection, "send_packed_command", original)

@@ -1,0 +1,232 @@
+"""MetricsMiddleware: what it counts, in how many round trips, and how it fails open."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.http import HttpResponse
+from django.test import AsyncClient, Client
+
+from django_redis_metrics import Counter, failopen, recorder
+from django_redis_metrics.middleware import MetricsMiddleware
+from django_redis_metrics.testing import RedisServer
+
+from .conftest import counting_round_trips
+
+pytestmark = pytest.mark.django_db
+
+
+def hits(name: str) -> int:
+    return Counter(name).total(86400)
+
+
+def get(path: str) -> int:
+    status = Client().get(path).status_code
+    recorder.flush()
+    return status
+
+
+def test_counts_sync_view_site_wide_and_per_view(single: Any, with_middleware: Any) -> None:
+    assert get("/sync/") == 200
+    assert get("/sync/") == 200
+    assert hits("hits") == 2
+    assert hits("hits:sync") == 2
+    assert Counter.objects.names() == ["hits", "hits:sync"]
+
+
+def test_counts_async_view_through_the_async_stack(single: Any, with_middleware: Any) -> None:
+    response = async_to_sync(AsyncClient().get)("/async/")
+    recorder.flush()
+    assert response.status_code == 200
+    assert response.content == b"async"
+    assert hits("hits") == 1
+    assert hits("hits:async") == 1
+
+
+def test_is_sync_and_async_capable() -> None:
+    async def async_get_response(request: Any) -> HttpResponse:
+        return HttpResponse()
+
+    assert MetricsMiddleware(async_get_response).async_mode
+    assert not MetricsMiddleware(lambda request: HttpResponse()).async_mode
+
+
+def test_counts_class_based_view(single: Any, with_middleware: Any) -> None:
+    assert get("/class/") == 200
+    assert hits("hits:class") == 1
+
+
+def test_names_pages_by_view_never_by_path(single: Any, with_middleware: Any) -> None:
+    for slug in ("one", "two", "three"):
+        assert get(f"/articles/{slug}/") == 200
+    assert hits("hits:article") == 3
+    assert get("/unnamed/") == 200
+    assert hits("hits:tests.integration.views.sync_view") == 1
+    assert not any("one" in name for name in Counter.objects.names())
+
+
+def test_unresolved_requests_share_one_counter(single: Any, with_middleware: Any) -> None:
+    for path in ("/nope/", "/wp-admin.php", "/%3Cscript%3E/"):
+        assert get(path) == 404
+    assert hits("hits:unresolved") == 3
+    assert hits("hits") == 3
+    assert Counter.objects.names() == ["hits", "hits:unresolved"]
+
+
+def test_excludes_admin_health_and_static(single: Any, with_middleware: Any) -> None:
+    assert get("/health/") == 200
+    assert get("/admin/login/") == 200
+    assert get("/static/app.css") == 404
+    assert Counter.objects.names() == []
+
+
+def test_exclusions_and_names_are_settings(single: Any, with_middleware: Any) -> None:
+    with_middleware.DJANGO_REDIS_METRICS = {
+        **with_middleware.DJANGO_REDIS_METRICS,
+        "HITS_COUNTER": None,
+        "VIEW_COUNTER": "pages.{view}",
+        "EXCLUDE_VIEWS": ["sync"],
+        "EXCLUDE_PATHS": ["/class/"],
+    }
+    for path in ("/sync/", "/class/", "/health/"):
+        assert get(path) == 200
+    assert Counter.objects.names() == ["pages.health"]
+
+
+def test_caps_distinct_view_counters(single: Any, with_middleware: Any) -> None:
+    with_middleware.DJANGO_REDIS_METRICS = {
+        **with_middleware.DJANGO_REDIS_METRICS, "MAX_VIEW_COUNTERS": 1,
+    }
+    for path in ("/sync/", "/class/", "/articles/a/", "/sync/"):
+        assert get(path) == 200
+    assert hits("hits:sync") == 2
+    assert hits("hits:other") == 2
+    assert Counter.objects.names() == ["hits", "hits:other", "hits:sync"]
+
+
+def test_one_round_trip_per_request(
+    single: Any, with_middleware: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    get("/sync/")  # connection handshake and script loading happen once
+    with counting_round_trips(monkeypatch) as sent:
+        for path in ("/sync/", "/class/", "/articles/x/", "/nope/"):
+            sent.reset()
+            get(path)
+            assert sent.calls == 1, path
+    assert hits("hits") == 5
+
+
+# Fail open
+
+
+def never_answering_socket() -> socket.socket:
+    """A listening socket that never accepts: connects succeed, nothing ever replies."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    return sock
+
+
+class Clock:
+    """The breaker's clock, moved by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr(failopen.breaker, "clock", clock)
+    return clock
+
+
+def point_at(settings: Any, url: str, **extra: Any) -> None:
+    settings.DJANGO_REDIS_METRICS = {
+        "CONNECTION": url, "PREFIX": "failopen", "FAIL_OPEN_TIMEOUT": 0.2,
+        "FAIL_OPEN_COOLDOWN": 30, **extra,
+    }
+    failopen.reset_clients()
+
+
+def test_fails_open_when_redis_stops_and_recovers_when_it_returns(
+    with_middleware: Any, clock: Clock, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = RedisServer().start()
+    try:
+        point_at(with_middleware, server.url)
+        assert get("/sync/") == 200
+        assert hits("hits:sync") == 1
+
+        server.stop()
+        with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
+            assert get("/sync/") == 200
+        assert failopen.breaker.is_open
+        assert "Metrics disabled for 30 s" in caplog.text
+        assert server.url in caplog.text
+
+        # While the breaker is open nothing is even attempted.
+        with counting_round_trips(monkeypatch) as sent:
+            for _ in range(5):
+                assert get("/sync/") == 200
+            assert sent.calls == 0
+
+        server = RedisServer(port=server.port).start()
+        assert get("/sync/") == 200  # still within the cooldown: dropped
+        clock.now += 31
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
+            assert get("/sync/") == 200
+        assert not failopen.breaker.is_open
+        assert "Metrics enabled again" in caplog.text
+        assert hits("hits:sync") == 1  # the restarted server is empty: only the new hit
+    finally:
+        server.stop()
+
+
+def test_fails_open_on_an_address_that_never_answers(
+    with_middleware: Any, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    sock = never_answering_socket()
+    try:
+        point_at(with_middleware, f"redis://127.0.0.1:{sock.getsockname()[1]}/0")
+        with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
+            assert get("/sync/") == 200
+            assert get("/class/") == 200
+        assert failopen.breaker.is_open
+        assert "Timeout" in caplog.text
+        assert failopen.breaker.dropped >= 1
+    finally:
+        sock.close()
+
+
+def test_async_view_fails_open_too(with_middleware: Any, clock: Clock) -> None:
+    sock = never_answering_socket()
+    try:
+        point_at(with_middleware, f"redis://127.0.0.1:{sock.getsockname()[1]}/0")
+        response = async_to_sync(AsyncClient().get)("/async/")
+        assert response.status_code == 200
+        recorder.flush()
+        assert failopen.breaker.is_open
+    finally:
+        sock.close()
+
+
+def test_models_still_raise_when_called_directly(with_middleware: Any) -> None:
+    sock = never_answering_socket()
+    try:
+        point_at(with_middleware, f"redis://127.0.0.1:{sock.getsockname()[1]}/0",
+                 SOCKET_TIMEOUT=0.2)
+        with pytest.raises(Exception) as info:
+            Counter("direct").incr()
+        assert "Timeout" in type(info.value).__name__
+    finally:
+        sock.close()
