@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.decorators import method_decorator
 from django.views import View
+
+from django_redis_metrics.decorators import count, mark, track_event
 
 
 def sync_view(request: HttpRequest) -> HttpResponse:
@@ -25,3 +28,67 @@ def article(request: HttpRequest, slug: str) -> HttpResponse:
 class ClassView(View):
     def get(self, request: HttpRequest) -> HttpResponse:
         return JsonResponse({"view": "class"})
+
+
+# Decorated views
+
+
+@count("signups")
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST" and request.POST.get("fail"):
+        return HttpResponse("invalid", status=400)
+    return HttpResponse("welcome")
+
+
+@count("uploads", amount=lambda request, response: int(response["X-Files"]))
+async def upload(request: HttpRequest) -> HttpResponse:
+    response = HttpResponse("stored")
+    response["X-Files"] = "3"
+    return response
+
+
+@method_decorator(count("checkouts"), name="post")
+class Checkout(View):
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return HttpResponse("form")
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        return HttpResponse("paid")
+
+
+@method_decorator(count("async_checkouts"), name="post")
+class AsyncCheckout(View):
+    async def post(self, request: HttpRequest) -> HttpResponse:
+        return HttpResponse("paid")
+
+
+@track_event("downloads", index=["file"], url_kwargs=["file"], user=True)
+def download(request: HttpRequest, file: str) -> HttpResponse:
+    return HttpResponse(f"file {file}")
+
+
+@track_event("searches", fields=lambda request, response: {"q": request.GET.get("q", "")[:50]})
+async def search(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("results")
+
+
+@track_event("logins")
+def login_form(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("ok")
+
+
+@mark("buyers")
+def buy(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("bought")
+
+
+@mark("async_buyers")
+async def async_buy(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("bought")
+
+
+@method_decorator(mark("subscribers", user=lambda request, response: request.GET.get("id")),
+                  name="get")
+class Subscribe(View):
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return HttpResponse("subscribed")

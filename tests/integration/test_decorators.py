@@ -1,0 +1,92 @@
+"""The view decorators on function, async and class-based views, with and without middleware."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.test import AsyncClient, Client
+
+from django_redis_metrics import Counter, failopen, recorder
+from django_redis_metrics.decorators import count, track_event
+
+from .conftest import counting_round_trips
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(params=["with middleware", "alone"])
+def site(request: pytest.FixtureRequest, single: Any, with_middleware: Any) -> Any:
+    if request.param == "alone":
+        with_middleware.MIDDLEWARE = [
+            m for m in with_middleware.MIDDLEWARE if "MetricsMiddleware" not in m
+        ]
+    return with_middleware
+
+
+def total(name: str) -> int:
+    return Counter(name).total(86400)
+
+
+def sync_get(path: str, method: str = "get", **data: Any) -> Any:
+    response = getattr(Client(), method)(path, data)
+    recorder.flush()
+    return response
+
+
+def async_request(path: str, method: str = "get", **data: Any) -> Any:
+    response = async_to_sync(getattr(AsyncClient(), method))(path, data)
+    recorder.flush()
+    return response
+
+
+def test_count_on_a_function_view(site: Any) -> None:
+    assert sync_get("/signup/", "post").status_code == 200
+    assert sync_get("/signup/", "post", fail="1").status_code == 400  # not counted
+    assert total("signups") == 1
+
+
+def test_count_on_an_async_view_with_an_amount_from_the_response(site: Any) -> None:
+    assert async_request("/upload/", "post").content == b"stored"
+    assert sync_get("/upload/", "post").status_code == 200
+    assert total("uploads") == 6
+
+
+def test_count_on_class_based_views(site: Any) -> None:
+    assert sync_get("/checkout/").content == b"form"  # get is not decorated
+    assert sync_get("/checkout/", "post").content == b"paid"
+    assert total("checkouts") == 1
+    assert async_request("/async-checkout/", "post").content == b"paid"
+    assert total("async_checkouts") == 1
+
+
+def test_decorated_request_still_costs_one_round_trip(
+    single: Any, with_middleware: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sync_get("/signup/", "post")
+    with counting_round_trips(monkeypatch) as sent:
+        sync_get("/signup/", "post")
+        assert sent.calls == 1
+    assert total("signups") == 2
+    assert total("hits:signup") == 2
+
+
+def test_decorators_fail_open(with_middleware: Any, caplog: pytest.LogCaptureFixture) -> None:
+    with_middleware.DJANGO_REDIS_METRICS = {
+        "CONNECTION": "redis://127.0.0.1:1/0", "FAIL_OPEN_TIMEOUT": 0.2,
+    }
+    failopen.reset_clients()
+    with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
+        assert sync_get("/signup/", "post").status_code == 200
+        assert async_request("/upload/", "post").status_code == 200
+    assert failopen.breaker.is_open
+    assert "Metrics disabled" in caplog.text
+
+
+def test_names_are_validated_when_decorating() -> None:
+    with pytest.raises(ValueError, match="braces"):
+        count("a{b}")
+    with pytest.raises(TypeError):
+        track_event(42)  # type: ignore[arg-type]
