@@ -11,6 +11,12 @@ django_redis_metrics.E006  TIME_ZONE is not a known time zone
 django_redis_metrics.E007  a socket timeout is not a positive number
 django_redis_metrics.E008  COUNTER_PRECISIONS is not a list of positive ints
 django_redis_metrics.E009  COUNTER_SAMPLES is not a positive int
+django_redis_metrics.E040  HITS_COUNTER, ACTIVE_USERS, UNRESOLVED_VIEW or OTHER_VIEW cannot name
+                           a metric
+django_redis_metrics.E041  VIEW_COUNTER is not None or a name template containing "{view}"
+django_redis_metrics.E042  MAX_VIEW_COUNTERS is not a positive int
+django_redis_metrics.E043  EXCLUDE_VIEWS or EXCLUDE_PATHS is not a list of strings
+django_redis_metrics.E044  FAIL_OPEN_TIMEOUT or FAIL_OPEN_COOLDOWN is not a positive number
 =========================  ==========================================================
 """
 
@@ -26,7 +32,7 @@ from django.core.checks import CheckMessage, Error, Warning
 from .conf import DEFAULTS, SETTING_NAME
 from .connection import is_url
 from .counter import validate_precisions, validate_samples
-from .keys import validate_prefix
+from .keys import validate_name, validate_prefix
 
 ID = "django_redis_metrics.{}"
 REDIS_CACHE_BACKENDS = ("django_redis.", "django.core.cache.backends.redis.RedisCache")
@@ -58,6 +64,46 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
             )
     errors += _validated(value["COUNTER_PRECISIONS"], validate_precisions, "COUNTER_PRECISIONS", "E008")
     errors += _validated(value["COUNTER_SAMPLES"], validate_samples, "COUNTER_SAMPLES", "E009")
+    errors += check_integration(value)
+    return errors
+
+
+def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
+    """The middleware's, decorators' and fail-open settings (ids E040-E059)."""
+    errors: list[CheckMessage] = []
+    for name, optional in (("HITS_COUNTER", True), ("ACTIVE_USERS", True),
+                           ("UNRESOLVED_VIEW", False), ("OTHER_VIEW", False)):
+        if not (optional and value[name] is None):
+            errors += _validated(value[name], validate_name, name, "E040")
+    template = value["VIEW_COUNTER"]
+    if template is not None and (not isinstance(template, str) or "{view}" not in template):
+        errors.append(Error(
+            f"{SETTING_NAME}['VIEW_COUNTER'] must be None or a str containing '{{view}}', "
+            f"not {template!r}.", id=ID.format("E041")))
+    elif template is not None:
+        errors += _validated(template.replace("{view}", "view"), validate_name, "VIEW_COUNTER",
+                             "E041")
+    cap = value["MAX_VIEW_COUNTERS"]
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0:
+        errors.append(Error(f"{SETTING_NAME}['MAX_VIEW_COUNTERS'] must be a positive int, "
+                            f"not {cap!r}.", id=ID.format("E042")))
+    for name in ("EXCLUDE_VIEWS", "EXCLUDE_PATHS"):
+        items = value[name]
+        if name == "EXCLUDE_PATHS" and items is None:
+            continue
+        if isinstance(items, str) or not isinstance(items, list | tuple) or not all(
+            isinstance(item, str) and item for item in items
+        ):
+            errors.append(Error(f"{SETTING_NAME}['{name}'] must be a list of non-empty strings, "
+                                f"not {items!r}.", id=ID.format("E043")))
+        elif name == "EXCLUDE_PATHS" and any(not item.startswith("/") for item in items):
+            errors.append(Error(f"{SETTING_NAME}['EXCLUDE_PATHS'] entries are path prefixes and "
+                                f"must start with '/': {items!r}.", id=ID.format("E043")))
+    for name in ("FAIL_OPEN_TIMEOUT", "FAIL_OPEN_COOLDOWN"):
+        number = value[name]
+        if isinstance(number, bool) or not isinstance(number, int | float) or number <= 0:
+            errors.append(Error(f"{SETTING_NAME}['{name}'] must be a positive number of seconds, "
+                                f"not {number!r}.", id=ID.format("E044")))
     return errors
 
 

@@ -1,0 +1,45 @@
+"""System checks of the Django integration settings (ids E040-E059)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from django_redis_metrics.checks import check_settings
+
+
+def ids(settings: Any, **values: Any) -> list[str]:
+    settings.DJANGO_REDIS_METRICS = {"CONNECTION": "redis://localhost:1/0", **values}
+    return [message.id for message in check_settings()]
+
+
+def test_defaults_are_valid(settings: Any) -> None:
+    assert ids(settings) == []
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ({"HITS_COUNTER": "a{b}"}, ["django_redis_metrics.E040"]),
+        ({"ACTIVE_USERS": ""}, ["django_redis_metrics.E040"]),
+        ({"UNRESOLVED_VIEW": None}, ["django_redis_metrics.E040"]),
+        ({"VIEW_COUNTER": "hits"}, ["django_redis_metrics.E041"]),
+        ({"VIEW_COUNTER": "{{view}}"}, ["django_redis_metrics.E041"]),
+        ({"MAX_VIEW_COUNTERS": 0}, ["django_redis_metrics.E042"]),
+        ({"MAX_VIEW_COUNTERS": True}, ["django_redis_metrics.E042"]),
+        ({"EXCLUDE_VIEWS": "admin:*"}, ["django_redis_metrics.E043"]),
+        ({"EXCLUDE_PATHS": ["static/"]}, ["django_redis_metrics.E043"]),
+        ({"FAIL_OPEN_TIMEOUT": 0}, ["django_redis_metrics.E044"]),
+        ({"FAIL_OPEN_COOLDOWN": "30"}, ["django_redis_metrics.E044"]),
+    ],
+)
+def test_bad_values_are_reported(
+    settings: Any, values: dict[str, Any], expected: list[str]
+) -> None:
+    assert ids(settings, **values) == expected
+
+
+def test_features_can_be_turned_off(settings: Any) -> None:
+    assert ids(settings, HITS_COUNTER=None, VIEW_COUNTER=None, ACTIVE_USERS=None,
+               EXCLUDE_VIEWS=[], EXCLUDE_PATHS=[]) == []
