@@ -17,8 +17,7 @@ DEFAULT_PRECISIONS: tuple[int, ...] = (1, 5, 60, 300, 3600, 18000, 86400)
 DEFAULT_SAMPLES = 120
 #: View names (``fnmatch`` patterns) the middleware does not count: the admin, health checks.
 DEFAULT_EXCLUDE_VIEWS: tuple[str, ...] = (
-    "admin:*", "django_redis_metrics:*", "health", "healthz", "health_check", "health_check:*",
-    "ping",
+    "admin:*", "health", "healthz", "health_check", "health_check:*", "ping",
 )
 #: Paths always skipped when ``EXCLUDE_PATHS`` is unset, besides ``STATIC_URL`` and ``MEDIA_URL``.
 DEFAULT_EXCLUDE_PATHS: tuple[str, ...] = ("/favicon.ico", "/robots.txt")

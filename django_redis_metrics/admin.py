@@ -1,0 +1,112 @@
+"""The "Metrics" section of the admin: pages over Redis, no database table.
+
+As django-rq does, unmanaged models give the section its entries; each ``ModelAdmin`` hands its
+changelist to a metrics page and adds the other pages and JSON endpoints in ``get_urls()``,
+all wrapped in ``admin_site.admin_view`` and the ``view_metrics`` permission check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, path, reverse
+
+from . import views
+from .models import PERMISSION, CounterMetric, EventSeriesMetric, UniqueBitmapMetric
+
+Page = Callable[[HttpRequest, dict[str, Any]], HttpResponse]
+
+
+class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Read-only pages; visible to active staff holding ``view_metrics``."""
+
+    #: The page shown as this entry's changelist.
+    index_page: Page
+    #: Extra pages (``(route, page, name suffix)``), rendered inside the admin layout.
+    pages: tuple[tuple[str, Page, str], ...] = ()
+    #: JSON endpoints (``(route, view, name suffix)``).
+    endpoints: tuple[tuple[str, Callable[[HttpRequest], HttpResponse], str], ...] = ()
+
+    def _allowed(self, request: HttpRequest) -> bool:
+        user = request.user
+        return bool(user.is_active and user.is_staff and user.has_perm(PERMISSION))
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self._allowed(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._allowed(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def url_name(self, suffix: str) -> str:
+        meta = self.model._meta
+        return f"{meta.app_label}_{meta.model_name}_{suffix}"
+
+    def reverse(self, suffix: str) -> str:
+        return reverse(f"{self.admin_site.name}:{self.url_name(suffix)}")
+
+    def context(self, request: HttpRequest) -> dict[str, Any]:
+        suffixes = [s for _, _, s in self.pages] + [s for _, _, s in self.endpoints]
+        return {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "app_label": self.model._meta.app_label,
+            "has_view_permission": True,
+            "metrics_urls": {
+                "index": self.reverse("changelist"),
+                **{suffix: self.reverse(suffix) for suffix in suffixes},
+            },
+        }
+
+    def _page(self, page: Page) -> Callable[..., HttpResponse]:
+        @views.metrics_permission
+        def view(request: HttpRequest) -> HttpResponse:
+            return page(request, self.context(request))
+
+        return self.admin_site.admin_view(view)
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        return self._page(type(self).index_page)(request)
+
+    def get_urls(self) -> list[URLPattern]:
+        urls = [
+            path(route, self._page(page), name=self.url_name(suffix))
+            for route, page, suffix in self.pages
+        ]
+        urls += [
+            path(route, self.admin_site.admin_view(views.metrics_permission(view)),
+                 name=self.url_name(suffix))
+            for route, view, suffix in self.endpoints
+        ]
+        return urls + super().get_urls()
+
+
+@admin.register(CounterMetric)
+class CounterAdmin(MetricsAdmin):
+    index_page = views.counter_list
+    pages = (("chart/", views.counter_chart, "chart"),)
+    endpoints = (("data/", views.counter_data, "data"),)
+
+
+@admin.register(EventSeriesMetric)
+class EventSeriesAdmin(MetricsAdmin):
+    index_page = views.event_series_list
+    pages = (("detail/", views.event_series_detail, "detail"),)
+    endpoints = (("data/", views.event_series_data, "data"),)
+
+
+@admin.register(UniqueBitmapMetric)
+class UniqueBitmapAdmin(MetricsAdmin):
+    index_page = views.bitmap_list
+    pages = (("detail/", views.bitmap_detail, "detail"),)

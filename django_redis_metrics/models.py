@@ -1,0 +1,38 @@
+"""Unmanaged models: they give the admin its "Metrics" section and the permission to see it.
+
+No table is ever created (``managed = False``); the data lives in Redis. The migration only
+records the models so that Django creates their content types and the ``view_metrics``
+permission, which every admin page and JSON endpoint of the app requires.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+#: The permission every metrics page requires (superusers have it implicitly).
+PERMISSION = "django_redis_metrics.view_metrics"
+
+
+class CounterMetric(models.Model):
+    class Meta:
+        managed = False
+        default_permissions = ()
+        permissions = [("view_metrics", "Can view the metrics pages")]
+        verbose_name = "counter"
+        verbose_name_plural = "counters"
+
+
+class EventSeriesMetric(models.Model):
+    class Meta:
+        managed = False
+        default_permissions = ()
+        verbose_name = "event series"
+        verbose_name_plural = "event series"
+
+
+class UniqueBitmapMetric(models.Model):
+    class Meta:
+        managed = False
+        default_permissions = ()
+        verbose_name = "unique users bitmap"
+        verbose_name_plural = "unique users"

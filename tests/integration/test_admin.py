@@ -1,0 +1,148 @@
+"""The admin's Metrics section: who may see it, what it shows, and that names are escaped."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.test import Client
+from django.urls import reverse
+
+from django_redis_metrics import Counter
+
+pytestmark = pytest.mark.django_db
+
+XSS = "<script>alert(1)</script>"
+
+
+def url(model: str, suffix: str) -> str:
+    return reverse(f"admin:django_redis_metrics_{model}_{suffix}")
+
+
+#: Every page and JSON endpoint of the section, with a query naming a metric where needed.
+PAGES = [
+    ("countermetric", "changelist", ""),
+    ("countermetric", "chart", "?name=hits"),
+    ("countermetric", "data", "?name=hits&precision=60"),
+    ("eventseriesmetric", "changelist", ""),
+    ("eventseriesmetric", "detail", "?name=orders"),
+    ("eventseriesmetric", "data", "?name=orders&window=300"),
+    ("uniquebitmapmetric", "changelist", ""),
+    ("uniquebitmapmetric", "detail", "?name=active_users"),
+]
+
+
+def make_user(username: str, *, staff: bool, permitted: bool, superuser: bool = False) -> User:
+    user = User.objects.create_user(username, password="pw", is_staff=staff,
+                                    is_superuser=superuser)
+    if permitted:
+        user.user_permissions.add(
+            Permission.objects.get(codename="view_metrics",
+                                   content_type__app_label="django_redis_metrics")
+        )
+    return user
+
+
+def client_for(user: User | None) -> Client:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def admin_site(single: Any, settings: Any) -> Any:
+    settings.ROOT_URLCONF = "tests.integration.urls"
+    Counter("hits", precisions=[1, 60, 3600, 86400]).incr(5)
+    return settings
+
+
+@pytest.mark.parametrize(("model", "suffix", "query"), PAGES)
+def test_anonymous_users_are_sent_to_the_login_page(
+    admin_site: Any, model: str, suffix: str, query: str
+) -> None:
+    response = client_for(None).get(url(model, suffix) + query)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("admin:login"))
+
+
+@pytest.mark.parametrize(("model", "suffix", "query"), PAGES)
+def test_non_staff_users_are_refused_even_with_the_permission(
+    admin_site: Any, model: str, suffix: str, query: str
+) -> None:
+    user = make_user("visitor", staff=False, permitted=True)
+    response = client_for(user).get(url(model, suffix) + query)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("admin:login"))
+
+
+@pytest.mark.parametrize(("model", "suffix", "query"), PAGES)
+def test_staff_without_the_permission_are_refused(
+    admin_site: Any, model: str, suffix: str, query: str
+) -> None:
+    user = make_user("clerk", staff=True, permitted=False)
+    response = client_for(user).get(url(model, suffix) + query)
+    assert response.status_code == 403
+    assert b"hits" not in response.content
+
+
+def test_section_is_in_the_admin_index_only_with_the_permission(admin_site: Any) -> None:
+    allowed = client_for(make_user("analyst", staff=True, permitted=True)).get(
+        reverse("admin:index"))
+    assert allowed.status_code == 200
+    assert b"Metrics" in allowed.content
+    assert url("countermetric", "changelist").encode() in allowed.content
+    assert url("uniquebitmapmetric", "changelist").encode() in allowed.content
+    refused = client_for(make_user("clerk", staff=True, permitted=False)).get(
+        reverse("admin:index"))
+    assert url("countermetric", "changelist").encode() not in refused.content
+
+
+def test_counter_list_shows_sparklines_and_totals(admin_site: Any) -> None:
+    Counter("signups", precisions=[1, 60]).incr(2)
+    user = make_user("analyst", staff=True, permitted=True)
+    response = client_for(user).get(url("countermetric", "changelist"))
+    assert response.status_code == 200
+    rows = {row.name: row for row in response.context["rows"]}
+    assert set(rows) == {"hits", "signups"}
+    assert rows["hits"].totals == [5, 5, 5]
+    assert rows["signups"].totals == [2, 2, None]  # no precision fits a day in 120 samples
+    assert sum(rows["hits"].sparkline) == 5
+    assert response.content.count(b'class="drm-sparkline"') == 2
+
+
+def test_counter_chart_and_its_json_endpoint(admin_site: Any) -> None:
+    client = client_for(make_user("root", staff=True, permitted=False, superuser=True))
+    page = client.get(url("countermetric", "chart") + "?name=hits&precision=1")
+    assert page.status_code == 200
+    assert b'id="counter-chart-data"' in page.content
+    assert b"django_redis_metrics/chart.js" in page.content
+    data = client.get(url("countermetric", "data") + "?name=hits&precision=60").json()
+    assert data["name"] == "hits"
+    assert data["precision"] == 60
+    assert len(data["points"]) == 120  # zero-filled
+    starts = [start for start, _ in data["points"]]
+    assert all(start % 60 == 0 for start in starts)
+    assert starts == sorted(starts) and starts[-1] == int(time.time()) // 60 * 60
+    assert data["total"] == 5
+    assert client.get(url("countermetric", "data") + "?name=hits&precision=7").status_code == 404
+    assert client.get(url("countermetric", "chart") + "?name=nothing").status_code == 404
+
+
+def test_metric_names_are_escaped_everywhere(admin_site: Any) -> None:
+    Counter(XSS).incr(3)
+    client = client_for(make_user("root", staff=True, permitted=False, superuser=True))
+    for response in (
+        client.get(url("countermetric", "changelist")),
+        client.get(url("countermetric", "chart") + "?" + "name=%3Cscript%3Ealert(1)%3C/script%3E"),
+    ):
+        assert response.status_code == 200
+        assert XSS.encode() not in response.content
+        assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in response.content
+    data = client.get(url("countermetric", "data") + "?name=%3Cscript%3Ealert(1)%3C/script%3E"
+                      "&precision=60")
+    assert json.loads(data.content)["name"] == XSS
+    assert data["Content-Type"] == "application/json"
