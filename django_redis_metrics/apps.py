@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 from django.core.checks import Tags, register
+from django.utils.module_loading import autodiscover_modules
 
 
 class DjangoRedisMetricsConfig(AppConfig):
@@ -13,3 +14,6 @@ class DjangoRedisMetricsConfig(AppConfig):
         from . import checks
 
         register(Tags.compatibility)(checks.check_settings)
+        # Like admin.py: every installed app's metrics.py is imported at start-up, so the
+        # metrics it declares exist before the first request.
+        autodiscover_modules("metrics")

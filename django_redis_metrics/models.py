@@ -17,7 +17,7 @@ class CounterMetric(models.Model):
     class Meta:
         managed = False
         default_permissions = ()
-        permissions = [("view_metrics", "Can view the metrics pages")]
+        permissions = (("view_metrics", "Can view the metrics pages"),)
         verbose_name = "counter"
         verbose_name_plural = "counters"
 

@@ -33,7 +33,9 @@ CHART_POINTS = 120
 #: Points of a sparkline on the counters list.
 SPARKLINE_POINTS = 60
 #: The "latest totals" columns of the counters list: label and window in seconds.
-TOTALS: tuple[tuple[str, int], ...] = (("last minute", 60), ("last hour", 3600), ("last day", 86400))
+TOTALS: tuple[tuple[str, int], ...] = (
+    ("last minute", 60), ("last hour", 3600), ("last day", 86400),
+)
 PER_PAGE = 100
 
 

@@ -7,16 +7,16 @@ class Migration(migrations.Migration):
     """Unmanaged models (no tables): content types and the ``view_metrics`` permission."""
 
     initial = True
-    dependencies: list[tuple[str, str]] = []
+    dependencies: tuple[tuple[str, str], ...] = ()
 
-    operations = [
+    operations = (
         migrations.CreateModel(
             name="CounterMetric",
             fields=[("id", models.AutoField(primary_key=True, serialize=False))],
             options={
                 "managed": False,
                 "default_permissions": (),
-                "permissions": [("view_metrics", "Can view the metrics pages")],
+                "permissions": (("view_metrics", "Can view the metrics pages"),),
                 "verbose_name": "counter",
                 "verbose_name_plural": "counters",
             },
@@ -41,4 +41,4 @@ class Migration(migrations.Migration):
                 "verbose_name_plural": "unique users",
             },
         ),
-    ]
+    )

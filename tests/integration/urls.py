@@ -24,5 +24,6 @@ urlpatterns = [
     path("login-form/", views.login_form, name="login-form"),
     path("buy/", views.buy, name="buy"),
     path("async-buy/", views.async_buy, name="async-buy"),
+    path("click/", views.click, name="click"),
     path("subscribe/", views.Subscribe.as_view(), name="subscribe"),
 ]

@@ -92,3 +92,8 @@ async def async_buy(request: HttpRequest) -> HttpResponse:
 class Subscribe(View):
     def get(self, request: HttpRequest) -> HttpResponse:
         return HttpResponse("subscribed")
+
+
+@count("clicks")
+def click(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("clicked")
