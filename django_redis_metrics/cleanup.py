@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from . import catalogue
 from .connection import RedisClient, get_redis_connection
 from .counter import KIND as COUNTER_KIND
-from .keys import catalogue_key, metric_key, to_str
+from .keys import catalogue_key, metric_key, pattern, to_str
 from .scripts import script
 from .timeutil import When, to_timestamp
 
+#: The report name of the stray temporary keys' cleaner.
+TEMP_KIND = "temporary"
 #: Fields fetched per HSCAN step and deleted per HDEL.
 BATCH_SIZE = 500
 #: Seconds between passes of ``--loop``; counters are cleaned at about the rate they are written.
@@ -37,8 +39,12 @@ class CleanupReport:
     items_removed: int = 0
     metrics_removed: list[str] = field(default_factory=list)
     details: list[str] = field(default_factory=list)
+    #: Overrides the standard summary, for cleaners that are not about metrics.
+    note: str | None = None
 
     def summary(self) -> str:
+        if self.note is not None:
+            return f"{self.kind}: {self.note}"
         verb = "would remove" if self.dry_run else "removed"
         return (
             f"{self.kind}: checked {self.metrics_checked}, {verb} {self.items_removed} old "
@@ -136,11 +142,61 @@ def _retire(client: RedisClient, name: str, meta_key: str, precisions: list[int]
     return inline or catalogue.unregister(client, COUNTER_KIND, name, meta_key)
 
 
+#: Grace period given to a stray temporary key before Redis drops it, in seconds.
+STRAY_TEMP_TTL = 60
+#: Temporary keys are looked for on every this-many-th pass (a SCAN of the whole keyspace).
+TEMP_EVERY_PASSES = 60
+
+
+def clean_temporary(
+    client: RedisClient | None = None,
+    *,
+    now: When = None,
+    passes: int = 0,
+    dry_run: bool = False,
+    batch_size: int = BATCH_SIZE,
+) -> CleanupReport:
+    """Give stray temporary keys (a crash left them without a TTL) a short TTL.
+
+    Temporary keys are ``<prefix>:<kind>:{<name>}:tmp:<token>``; names contain no braces, so
+    the pattern cannot match a metric's own keys. Found with SCAN in batches, never KEYS; only
+    every ``TEMP_EVERY_PASSES`` passes. Keys get ``STRAY_TEMP_TTL`` seconds rather than being
+    deleted, so an operation still using one can finish.
+    """
+    client = client or get_redis_connection()
+    report = CleanupReport(TEMP_KIND, dry_run=dry_run)
+    if passes % TEMP_EVERY_PASSES:
+        report.note = f"not due (looked for every {TEMP_EVERY_PASSES} passes)"
+        return report
+    match = pattern().removesuffix("*") + "*}:tmp:*"
+    keys = list(client.scan_iter(match=match, count=batch_size))
+    report.metrics_checked = len(keys)
+    for index in range(0, len(keys), batch_size):
+        chunk = keys[index : index + batch_size]
+        pipe = client.pipeline(transaction=False)
+        for key in chunk:
+            pipe.ttl(key)
+        stray = [key for key, ttl in zip(chunk, pipe.execute(), strict=True) if int(ttl) == -1]
+        if stray and not dry_run:
+            pipe = client.pipeline(transaction=False)
+            for key in stray:
+                pipe.expire(key, STRAY_TEMP_TTL)
+            pipe.execute()
+        report.items_removed += len(stray)
+        report.details += [f"temporary key {to_str(key)!r}: no TTL, expires in "
+                           f"{STRAY_TEMP_TTL} s" for key in stray]
+    verb = "would expire" if dry_run else "expired"
+    report.note = (f"scanned {report.metrics_checked} temporary keys, {verb} "
+                   f"{report.items_removed} stray ones (left without a TTL) in {STRAY_TEMP_TTL} s")
+    return report
+
+
 Cleaner = Callable[..., CleanupReport]
 
 #: Every kind of metric's cleaner, run in this order by ``clean_all`` and ``clean_metrics``.
 CLEANERS: dict[str, Cleaner] = {
     COUNTER_KIND: clean_counters,
+    TEMP_KIND: clean_temporary,
 }
 
 

@@ -94,12 +94,16 @@ class CircuitBreaker:
 breaker = CircuitBreaker()
 
 
-def _where() -> str:
-    target = conf.CONNECTION
-    if "@" in target:  # never log a password
+def redacted(target: str) -> str:
+    """A connection URL fit for logs: any credentials replaced by ``***``."""
+    if "://" in target and "@" in target:
         scheme, _, rest = target.partition("://")
         target = f"{scheme}://***@{rest.rpartition('@')[2]}"
     return target
+
+
+def _where() -> str:
+    return redacted(conf.CONNECTION)
 
 
 def fail_open_client() -> RedisClient:

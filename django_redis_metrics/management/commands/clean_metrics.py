@@ -5,11 +5,14 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 from redis.exceptions import RedisError
 
 from django_redis_metrics import cleanup
 from django_redis_metrics.conf import conf
+from django_redis_metrics.connection import get_redis_connection
+from django_redis_metrics.failopen import redacted
 
 
 class Command(BaseCommand):
@@ -43,7 +46,18 @@ class Command(BaseCommand):
         verbosity: int = options["verbosity"]
         if options["interval"] <= 0:
             raise CommandError("--interval must be a positive number of seconds.")
+        if options["max_passes"] is not None and options["max_passes"] < 1:
+            raise CommandError("--max-passes must be at least 1.")
         kinds = options["kinds"]
+        dry_run: bool = options["dry_run"]
+        where = redacted(conf.CONNECTION)
+        try:
+            get_redis_connection().ping()
+        except (RedisError, OSError, ImproperlyConfigured) as exc:
+            raise CommandError(f"Cannot reach Redis at {where}: {exc}") from exc
+        if verbosity >= 2:
+            mode = " (dry run: nothing is changed)" if dry_run else ""
+            self.stdout.write(f"Cleaning metrics under prefix {conf.PREFIX!r} at {where}{mode}.")
 
         def report(passes: int, reports: list[cleanup.CleanupReport]) -> None:
             for item in reports:
@@ -52,21 +66,23 @@ class Command(BaseCommand):
                 if verbosity >= 2:
                     for line in item.details:
                         self.stdout.write(f"  {line}")
+            if verbosity >= 1 and dry_run:
+                self.stdout.write(f"pass {passes}: dry run, nothing was changed.")
 
         try:
             if options["loop"]:
-                cleanup.run_loop(
+                passes = cleanup.run_loop(
                     report,
                     interval=options["interval"],
                     max_passes=options["max_passes"],
-                    dry_run=options["dry_run"],
+                    dry_run=dry_run,
                     kinds=kinds,
                 )
+                if verbosity >= 2:
+                    self.stdout.write(f"Stopped after {passes} passes.")
             else:
-                report(0, cleanup.clean_all(dry_run=options["dry_run"], kinds=kinds))
-        except RedisError as exc:
-            raise CommandError(
-                f"Cannot clean metrics: Redis at {conf.CONNECTION!r} failed: {exc}"
-            ) from exc
+                report(0, cleanup.clean_all(dry_run=dry_run, kinds=kinds))
+        except (RedisError, OSError) as exc:
+            raise CommandError(f"Cannot clean metrics: Redis at {where} failed: {exc}") from exc
         except KeyboardInterrupt:
             self.stdout.write("Interrupted; stopping.")

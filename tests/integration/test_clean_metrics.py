@@ -1,0 +1,108 @@
+"""``manage.py clean_metrics``: every kind, --dry-run, verbosity, and an unreachable Redis."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from django_redis_metrics import Counter, cleanup
+from django_redis_metrics.keys import temp_key
+
+ROOT = Path(__file__).resolve().parents[2]
+DAY = 86400
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command("clean_metrics", *args, stdout=out)
+    return out.getvalue()
+
+
+def snapshot(backend: Any) -> dict[str, tuple[bytes, int]]:
+    """Every key of the test, with its serialized value and TTL: any change shows."""
+    client = backend.client
+    return {key: (client.dump(key), client.ttl(key)) for key in backend.keys()}
+
+
+@pytest.fixture
+def old_data(single: Any) -> Any:
+    """Data due for cleaning in every kind the cleaners know."""
+    now = time.time()
+    Counter("fresh", precisions=[1, 60]).incr()
+    old = Counter("old", precisions=[1, 60], samples=10)
+    old.incr(when=now - 2 * DAY)
+    old.incr(when=now)
+    Counter("gone", precisions=[1], samples=5).incr(when=now - DAY)
+    stray = temp_key("bitmap", "active", "crashed")
+    single.client.set(stray, b"\x01")
+    kept = temp_key("bitmap", "active", "running")
+    single.client.set(kept, b"\x01", ex=300)
+    # A metric whose *name* contains ":tmp:" is never mistaken for a temporary key.
+    Counter("a:tmp:b", precisions=[60]).incr()
+    single.stray = stray
+    return single
+
+
+def test_dry_run_changes_nothing_and_says_what_it_would_do(old_data: Any) -> None:
+    before = snapshot(old_data)
+    output = run("--dry-run", "--verbosity", "2")
+    assert snapshot(old_data) == before
+    assert "dry run: nothing is changed" in output
+    assert "counter: checked 4, would remove 3 old entries and 1 empty metrics" in output
+    assert "would expire 1 stray ones" in output
+    assert "counter 'gone': empty, removed from the catalogue" in output
+
+
+def test_one_pass_cleans_every_kind(old_data: Any) -> None:
+    output = run()
+    assert "counter: checked 4, removed 3 old entries and 1 empty metrics" in output
+    assert "expired 1 stray ones" in output
+    assert Counter.objects.names() == ["a:tmp:b", "fresh", "old"]
+    assert Counter("old", precisions=[1, 60]).total(60) == 1
+    assert 0 < old_data.client.ttl(old_data.stray) <= cleanup.STRAY_TEMP_TTL
+    assert old_data.client.ttl(f"{old_data.prefix}:counter:{{a:tmp:b}}:60") == -1
+    assert set(cleanup.CLEANERS) >= {"counter", "temporary"}
+
+
+def test_verbosity(old_data: Any) -> None:
+    assert run("--verbosity", "0", "--dry-run") == ""
+    normal = run("--dry-run")
+    assert normal.count("\n") == len(cleanup.CLEANERS) + 1
+    assert "  counter 'old'" not in normal
+    assert "  counter 'old'" in run("--dry-run", "--verbosity", "2")
+
+
+def test_loop_runs_passes_until_told_to_stop(old_data: Any) -> None:
+    output = run("--loop", "--interval", "0.01", "--max-passes", "2", "--kind", "counter",
+                 "--verbosity", "2")
+    assert "pass 0: counter" in output
+    assert "pass 1: counter" in output
+    assert "Stopped after 2 passes." in output
+
+
+def test_unreachable_redis_is_a_clear_error(settings: Any) -> None:
+    settings.DJANGO_REDIS_METRICS = {"CONNECTION": "redis://user:secret@127.0.0.1:1/0"}
+    with pytest.raises(CommandError) as info:
+        run()
+    message = str(info.value)
+    assert message.startswith("Cannot reach Redis at redis://***@127.0.0.1:1/0")
+    assert "secret" not in message
+
+
+def test_unreachable_redis_exits_non_zero() -> None:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-m", "django", "clean_metrics"], cwd=ROOT, env=env,
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 1
+    assert "Cannot reach Redis at redis://127.0.0.1:1/0" in result.stderr
+    assert "Traceback" not in result.stderr
