@@ -109,7 +109,7 @@ def _trim(
     """Delete slices starting at or before ``cutoff``; return (removed, remaining)."""
     old: list[bytes | str] = []
     seen = 0
-    for field_name in client.hscan_iter(key, count=batch_size, no_values=True):
+    for field_name, _ in client.hscan_iter(key, count=batch_size):
         seen += 1
         try:
             start = int(to_str(field_name))
