@@ -60,10 +60,13 @@ def free_port(cluster: bool = False) -> int:
 class RedisServer:
     """One private redis-server process on a free port."""
 
-    def __init__(self, *, cluster: bool = False, port: int | None = None) -> None:
+    def __init__(
+        self, *, cluster: bool = False, port: int | None = None, unix_socket: bool = False
+    ) -> None:
         self.port = port or free_port(cluster)
         self.cluster = cluster
         self.directory = Path(tempfile.mkdtemp(prefix=f"drm-redis-{self.port}-"))
+        self.socket_path = self.directory / "redis.sock" if unix_socket else None
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -85,6 +88,8 @@ class RedisServer:
             "--loglevel", "warning",
             "--logfile", str(self.directory / "redis.log"),
         ]
+        if self.socket_path:
+            args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
         if self.cluster:
             args += [
                 "--cluster-enabled", "yes",
@@ -113,6 +118,10 @@ class RedisServer:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+
+    def cleanup(self) -> None:
+        """Stop the server and remove its directory."""
+        self.stop()
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -158,4 +167,4 @@ class RedisClusterServers:
 
     def stop(self) -> None:
         for node in self.nodes:
-            node.stop()
+            node.cleanup()
