@@ -161,7 +161,7 @@ class Counter:
         """
         count = validate_count(count)
         timestamp = to_timestamp(when)
-        slices = {p: {slice_start(timestamp, p): count} for p in self.precisions}
+        slices = {p: {int(timestamp // p) * p: count} for p in self.precisions}
         client = get_redis_connection()
         call = self._incr_call(slices, client)
         if batch is not None:
@@ -191,7 +191,8 @@ class Counter:
 
     def _incr_call(self, slices: dict[int, dict[int, int]], client: RedisClient) -> ScriptCall:
         inline = catalogue.inline_catalogue(client)
-        keys: list[str] = [self.meta_key, *(self.key(p) for p in slices)]
+        base = metric_key(KIND, self.name)  # settings are read once per write, not per key
+        keys: list[str] = [f"{base}:meta", *(f"{base}:{p}" for p in slices)]
         args: list[str | int] = [self.name, self.samples, int(inline)]
         for precision, counts in slices.items():
             args += [precision, len(counts)]
