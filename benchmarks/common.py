@@ -16,7 +16,7 @@ from django.conf import settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from django_redis_metrics.testing import RedisServer  # noqa: E402
+from django_redis_metrics.testing import RedisServer
 
 
 def start(prefix: str = "bench") -> RedisServer:
@@ -35,16 +35,34 @@ def start(prefix: str = "bench") -> RedisServer:
     return server
 
 
-def redis_benchmark_rate(server: RedisServer, *command: str, requests: int = 2_000_000,
-                         pipeline: int = 100) -> float:
+def redis_benchmark_rate(
+    server: RedisServer, *command: str, requests: int = 2_000_000, pipeline: int = 100
+) -> float:
     """Requests per second redis-benchmark reaches for ``command``, pipelined, on ``server``."""
     binary = shutil.which("redis-benchmark")
     if not binary:
-        raise SystemExit("redis-benchmark is needed for the baseline (apt-get install redis-tools).")
+        raise SystemExit(
+            "redis-benchmark is needed for the baseline (apt-get install redis-tools)."
+        )
     output = subprocess.run(
-        [binary, "-h", "127.0.0.1", "-p", str(server.port), "-P", str(pipeline), "-n",
-         str(requests), "-r", "100000", "-q", *command],
-        capture_output=True, text=True, check=True,
+        [
+            binary,
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(server.port),
+            "-P",
+            str(pipeline),
+            "-n",
+            str(requests),
+            "-r",
+            "100000",
+            "-q",
+            *command,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     match = re.findall(r"([\d.]+) requests per second", output.replace("\r", "\n"))
     if not match:

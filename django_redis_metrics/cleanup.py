@@ -155,9 +155,7 @@ def clean_all(
     """One pass of every cleaner (or of ``kinds``)."""
     client = client or get_redis_connection()
     selected = list(CLEANERS) if kinds is None else list(kinds)
-    return [
-        CLEANERS[kind](client, now=now, passes=passes, dry_run=dry_run) for kind in selected
-    ]
+    return [CLEANERS[kind](client, now=now, passes=passes, dry_run=dry_run) for kind in selected]
 
 
 def run_loop(

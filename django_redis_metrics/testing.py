@@ -79,22 +79,33 @@ class RedisServer:
     def start(self) -> RedisServer:
         args = [
             redis_server_binary(),
-            "--port", str(self.port),
-            "--bind", "127.0.0.1",
-            "--dir", str(self.directory),
-            "--save", "",
-            "--appendonly", "no",
-            "--protected-mode", "no",
-            "--loglevel", "warning",
-            "--logfile", str(self.directory / "redis.log"),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.directory),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--protected-mode",
+            "no",
+            "--loglevel",
+            "warning",
+            "--logfile",
+            str(self.directory / "redis.log"),
         ]
         if self.socket_path:
             args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
         if self.cluster:
             args += [
-                "--cluster-enabled", "yes",
-                "--cluster-config-file", str(self.directory / "nodes.conf"),
-                "--cluster-node-timeout", "5000",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                str(self.directory / "nodes.conf"),
+                "--cluster-node-timeout",
+                "5000",
             ]
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 10
@@ -104,9 +115,11 @@ class RedisServer:
                     return self
             except redis.ConnectionError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    log = (self.directory / "redis.log")
+                    log = self.directory / "redis.log"
                     detail = log.read_text() if log.exists() else ""
-                    raise RuntimeError(f"redis-server on port {self.port} did not start: {detail}")
+                    raise RuntimeError(
+                        f"redis-server on port {self.port} did not start: {detail}"
+                    ) from None
                 time.sleep(0.02)
 
     def stop(self) -> None:
@@ -143,9 +156,9 @@ class RedisClusterServers:
         for index, client in enumerate(clients):
             first = index * share
             last = CLUSTER_SLOTS - 1 if index == len(clients) - 1 else first + share - 1
-            client.execute_command("CLUSTER ADDSLOTS", *range(first, last + 1))
+            client.execute_command("CLUSTER ADDSLOTS", *range(first, last + 1))  # type: ignore[no-untyped-call]
         for node in self.nodes[1:]:
-            clients[0].execute_command("CLUSTER MEET", "127.0.0.1", node.port)
+            clients[0].execute_command("CLUSTER MEET", "127.0.0.1", node.port)  # type: ignore[no-untyped-call]
         deadline = time.monotonic() + 30
         while not all(self._ready(client) for client in clients):
             if time.monotonic() > deadline:
@@ -155,14 +168,13 @@ class RedisClusterServers:
         return self
 
     def _ready(self, client: redis.Redis) -> bool:
-        info = client.execute_command("CLUSTER INFO")
+        info = client.execute_command("CLUSTER INFO")  # type: ignore[no-untyped-call]
         if isinstance(info, bytes | str):
             text = info.decode() if isinstance(info, bytes) else info
             info = dict(line.split(":", 1) for line in text.split() if ":" in line)
         fields = {str(key): str(value) for key, value in info.items()}
-        return (
-            fields.get("cluster_state") == "ok"
-            and fields.get("cluster_known_nodes") == str(len(self.nodes))
+        return fields.get("cluster_state") == "ok" and fields.get("cluster_known_nodes") == str(
+            len(self.nodes)
         )
 
     def stop(self) -> None:

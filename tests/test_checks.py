@@ -14,8 +14,18 @@ def ids(settings, value):
 
 def test_defaults_and_good_settings_pass(settings):
     assert ids(settings, {}) == []
-    assert ids(settings, {"CONNECTION": "unix:///run/redis.sock?db=2", "PREFIX": "site:metrics",
-                          "TIME_ZONE": "Europe/Paris", "COUNTER_PRECISIONS": [60, 3600]}) == []
+    assert (
+        ids(
+            settings,
+            {
+                "CONNECTION": "unix:///run/redis.sock?db=2",
+                "PREFIX": "site:metrics",
+                "TIME_ZONE": "Europe/Paris",
+                "COUNTER_PRECISIONS": [60, 3600],
+            },
+        )
+        == []
+    )
     del settings.DJANGO_REDIS_METRICS
     assert [m.id for m in check_settings()] == []
 

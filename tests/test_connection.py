@@ -18,7 +18,9 @@ T = 1_700_000_040
 
 def test_one_client_per_configuration(single, redis_server):
     assert get_redis_connection() is get_redis_connection()
-    with override_settings(DJANGO_REDIS_METRICS={"CONNECTION": redis_server.url, "PREFIX": "other"}):
+    with override_settings(
+        DJANGO_REDIS_METRICS={"CONNECTION": redis_server.url, "PREFIX": "other"}
+    ):
         assert get_redis_connection() is single.client  # the prefix does not need a new pool
     with override_settings(DJANGO_REDIS_METRICS={"CONNECTION": redis_server.url + "?db=1"}):
         assert get_redis_connection() is not single.client
@@ -38,7 +40,10 @@ def single_settings(backend):
 def test_unix_socket_url(settings):
     server = RedisServer(unix_socket=True).start()
     try:
-        settings.DJANGO_REDIS_METRICS = {"CONNECTION": f"unix://{server.socket_path}", "PREFIX": "sock"}
+        settings.DJANGO_REDIS_METRICS = {
+            "CONNECTION": f"unix://{server.socket_path}",
+            "PREFIX": "sock",
+        }
         client = get_redis_connection()
         assert client.connection_pool.connection_class is redis.UnixDomainSocketConnection
         Counter("via socket", precisions=[60]).incr(when=T)
@@ -54,7 +59,9 @@ def test_rediss_url_uses_tls(settings):
 
 def test_timeouts_come_from_settings(settings, redis_server):
     settings.DJANGO_REDIS_METRICS = {
-        "CONNECTION": redis_server.url, "SOCKET_TIMEOUT": 0.75, "SOCKET_CONNECT_TIMEOUT": 0.25,
+        "CONNECTION": redis_server.url,
+        "SOCKET_TIMEOUT": 0.75,
+        "SOCKET_CONNECT_TIMEOUT": 0.25,
     }
     kwargs = get_redis_connection().connection_pool.connection_kwargs
     assert kwargs["socket_timeout"] == 0.75
@@ -85,7 +92,10 @@ def test_shares_the_pool_of_a_django_redis_cache_backend(settings, redis_server)
 
     settings.CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-        "native": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_server.url},
+        "native": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": redis_server.url,
+        },
     }
     settings.DJANGO_REDIS_METRICS = {"CONNECTION": "native", "PREFIX": "native"}
     client = get_redis_connection()

@@ -127,7 +127,9 @@ def test_objects_lists_known_counters_with_their_configuration(backend):
 
 def test_per_counter_and_settings_defaults(backend, settings):
     settings.DJANGO_REDIS_METRICS = {
-        **settings.DJANGO_REDIS_METRICS, "COUNTER_PRECISIONS": [10, 20], "COUNTER_SAMPLES": 3,
+        **settings.DJANGO_REDIS_METRICS,
+        "COUNTER_PRECISIONS": [10, 20],
+        "COUNTER_SAMPLES": 3,
     }
     declared_before_override = Counter("late")
     assert declared_before_override.precisions == (10, 20)
