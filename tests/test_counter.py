@@ -155,3 +155,15 @@ def test_names_with_separators_never_share_keys(backend):
     for index, name in enumerate(odd, start=1):
         assert Counter(name, precisions=[1]).series(1) == [(T0, index)]
     assert Counter.objects.names() == sorted(odd)
+
+
+def test_every_key_of_a_counter_shares_one_cluster_slot(backend):
+    from redis.cluster import key_slot
+
+    Counter("slotted").incr(when=T0)
+    Counter("elsewhere").incr(when=T0)
+    keys = [k for k in backend.keys() if "{slotted}" in k]
+    assert len(keys) == 1 + len(DEFAULTS)  # the meta hash and one hash per precision
+    assert len({key_slot(k.encode()) for k in keys}) == 1
+    others = {key_slot(k.encode()) for k in backend.keys() if "{elsewhere}" in k}
+    assert len(others) == 1
