@@ -115,7 +115,7 @@ def _trim(
     """Delete slices starting at or before ``cutoff``; return (removed, remaining)."""
     old: list[bytes | str] = []
     seen = 0
-    for field_name in client.hscan_iter(key, count=batch_size, no_values=True):
+    for field_name, _ in client.hscan_iter(key, count=batch_size):
         seen += 1
         try:
             start = int(to_str(field_name))
@@ -211,9 +211,7 @@ def clean_all(
     """One pass of every cleaner (or of ``kinds``)."""
     client = client or get_redis_connection()
     selected = list(CLEANERS) if kinds is None else list(kinds)
-    return [
-        CLEANERS[kind](client, now=now, passes=passes, dry_run=dry_run) for kind in selected
-    ]
+    return [CLEANERS[kind](client, now=now, passes=passes, dry_run=dry_run) for kind in selected]
 
 
 def run_loop(

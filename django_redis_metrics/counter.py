@@ -132,7 +132,9 @@ class Counter:
     @property
     def samples(self) -> int:
         """Slices kept per precision by the cleaner, else ``COUNTER_SAMPLES`` (read now)."""
-        return self._samples if self._samples is not None else validate_samples(conf.COUNTER_SAMPLES)
+        return (
+            self._samples if self._samples is not None else validate_samples(conf.COUNTER_SAMPLES)
+        )
 
     @property
     def meta_key(self) -> str:
@@ -161,7 +163,7 @@ class Counter:
         """
         count = validate_count(count)
         timestamp = to_timestamp(when)
-        slices = {p: {slice_start(timestamp, p): count} for p in self.precisions}
+        slices = {p: {int(timestamp // p) * p: count} for p in self.precisions}
         client = get_redis_connection()
         call = self._incr_call(slices, client)
         if batch is not None:
@@ -191,7 +193,8 @@ class Counter:
 
     def _incr_call(self, slices: dict[int, dict[int, int]], client: RedisClient) -> ScriptCall:
         inline = catalogue.inline_catalogue(client)
-        keys: list[str] = [self.meta_key, *(self.key(p) for p in slices)]
+        base = metric_key(KIND, self.name)  # settings are read once per write, not per key
+        keys: list[str] = [f"{base}:meta", *(f"{base}:{p}" for p in slices)]
         args: list[str | int] = [self.name, self.samples, int(inline)]
         for precision, counts in slices.items():
             args += [precision, len(counts)]
@@ -229,7 +232,9 @@ class Counter:
         last = slice_start(to_timestamp(until, "until"), precision)
         starts = [last - precision * i for i in range(count - 1, -1, -1)]
         values = get_redis_connection().hmget(self.key(precision), starts)
-        return [(s, int(to_str(v)) if v is not None else 0) for s, v in zip(starts, values, strict=True)]
+        return [
+            (s, int(to_str(v)) if v is not None else 0) for s, v in zip(starts, values, strict=True)
+        ]
 
     def total(self, precision: int | None = None) -> int:
         """The sum of the stored samples of ``precision`` (default: the coarsest)."""
@@ -240,9 +245,7 @@ class Counter:
         return bool(get_redis_connection().exists(self.meta_key))
 
 
-def _chunks(
-    totals: dict[int, dict[int, int]], size: int
-) -> Iterable[dict[int, dict[int, int]]]:
+def _chunks(totals: dict[int, dict[int, int]], size: int) -> Iterable[dict[int, dict[int, int]]]:
     """Split per-precision slice totals into pieces of at most ``size`` pairs."""
     chunk: dict[int, dict[int, int]] = {}
     used = 0

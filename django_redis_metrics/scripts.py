@@ -27,13 +27,13 @@ class LuaScript:
         self, client: RedisClient, keys: Sequence[KeyOrArg], args: Sequence[KeyOrArg] = ()
     ) -> Any:
         try:
-            return client.evalsha(self.sha, len(keys), *keys, *args)  # type: ignore[arg-type]
+            return client.evalsha(self.sha, len(keys), *keys, *args)
         except NoScriptError:
-            return client.eval(self.source, len(keys), *keys, *args)  # type: ignore[arg-type]
+            return client.eval(self.source, len(keys), *keys, *args)
 
     def queue(self, pipe: Any, keys: Sequence[KeyOrArg], args: Sequence[KeyOrArg] = ()) -> None:
-        """Queue an EVALSHA on a pipeline; run ``ensure_loaded`` on the same server first."""
-        pipe.evalsha(self.sha, len(keys), *keys, *args)
+        """Queue an EVALSHA on a pipeline (cluster pipelines block the ``evalsha`` method)."""
+        pipe.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
 
     def ensure_loaded(self, client: RedisClient) -> None:
         """SCRIPT LOAD is idempotent; on a cluster it reaches every primary."""

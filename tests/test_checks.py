@@ -1,0 +1,64 @@
+"""System checks: the exact ids for each kind of bad setting."""
+
+from __future__ import annotations
+
+import pytest
+
+from django_redis_metrics.checks import check_settings
+
+
+def ids(settings, value):
+    settings.DJANGO_REDIS_METRICS = value
+    return [message.id for message in check_settings()]
+
+
+def test_defaults_and_good_settings_pass(settings):
+    assert ids(settings, {}) == []
+    assert (
+        ids(
+            settings,
+            {
+                "CONNECTION": "unix:///run/redis.sock?db=2",
+                "PREFIX": "site:metrics",
+                "TIME_ZONE": "Europe/Paris",
+                "COUNTER_PRECISIONS": [60, 3600],
+            },
+        )
+        == []
+    )
+    del settings.DJANGO_REDIS_METRICS
+    assert [m.id for m in check_settings()] == []
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (["not", "a", "dict"], ["django_redis_metrics.E001"]),
+        ({"CONECTION": "redis://x"}, ["django_redis_metrics.W001"]),
+        ({"CONNECTION": 6379}, ["django_redis_metrics.E002"]),
+        ({"CONNECTION": "http://localhost"}, ["django_redis_metrics.E002"]),
+        ({"CONNECTION": "missing-alias"}, ["django_redis_metrics.E003"]),
+        ({"CONNECTION": "default"}, ["django_redis_metrics.E003"]),  # a locmem cache
+        ({"PREFIX": ""}, ["django_redis_metrics.E004"]),
+        ({"PREFIX": "a{b}"}, ["django_redis_metrics.E004"]),
+        ({"PREFIX": "metrics:"}, ["django_redis_metrics.E004"]),
+        ({"CLUSTER": "yes"}, ["django_redis_metrics.E005"]),
+        ({"CLUSTER": True, "CONNECTION": "unix:///tmp/r.sock"}, ["django_redis_metrics.E005"]),
+        ({"TIME_ZONE": "Mars/Olympus"}, ["django_redis_metrics.E006"]),
+        ({"SOCKET_TIMEOUT": 0}, ["django_redis_metrics.E007"]),
+        ({"SOCKET_CONNECT_TIMEOUT": "2"}, ["django_redis_metrics.E007"]),
+        ({"COUNTER_PRECISIONS": [0, 60]}, ["django_redis_metrics.E008"]),
+        ({"COUNTER_PRECISIONS": "60"}, ["django_redis_metrics.E008"]),
+        ({"COUNTER_SAMPLES": -1}, ["django_redis_metrics.E009"]),
+    ],
+)
+def test_each_bad_setting_has_its_id(settings, value, expected):
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    assert ids(settings, value) == expected
+
+
+def test_checks_are_registered(settings):
+    from django.core.checks import run_checks
+
+    settings.DJANGO_REDIS_METRICS = {"PREFIX": "{bad}"}
+    assert "django_redis_metrics.E004" in [m.id for m in run_checks()]

@@ -1,0 +1,134 @@
+"""One round trip per write, nothing written on bad input, scripts reloaded after a flush."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+import pytest
+import redis
+
+from django_redis_metrics import Batch, Counter
+
+T0 = 1_700_000_000
+
+
+@pytest.fixture
+def round_trips(monkeypatch):
+    """Counts packets sent to Redis by the real client (one per command or pipeline)."""
+    sent: list[int] = []
+    original = redis.connection.AbstractConnection.send_packed_command
+
+    def counting(self, command, check_health=True):
+        sent.append(1)
+        return original(self, command, check_health)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+    return sent
+
+
+def test_incr_is_one_round_trip(backend, round_trips):
+    counter = Counter("trips")
+    counter.incr(when=T0)  # first write: script load and cluster catalogue registration
+    round_trips.clear()
+    for _ in range(5):
+        counter.incr(when=T0)
+    assert len(round_trips) == 5
+    assert counter.series(86400) == [(T0 // 86400 * 86400, 6)]
+
+
+def test_a_batch_of_counters_is_one_round_trip_on_a_single_node(single, round_trips):
+    counters = [Counter(f"c{i}") for i in range(10)]
+    for counter in counters:
+        counter.incr(when=T0)
+    round_trips.clear()
+    with Batch() as batch:
+        for counter in counters:
+            counter.incr(when=T0, batch=batch)
+    assert len(round_trips) == 1
+    assert all(c.total() == 2 for c in counters)
+
+
+def test_writes_survive_a_script_flush(backend):
+    counter = Counter("flushed", precisions=[60])
+    counter.incr(when=T0)
+    backend.client.script_flush()
+    counter.incr(when=T0)
+    backend.client.script_flush()
+    with Batch() as batch:
+        counter.incr(when=T0, batch=batch)
+        Counter("other", precisions=[60]).incr(when=T0, batch=batch)
+    assert counter.series(60) == [(T0 // 60 * 60, 3)]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"count": "1"}, TypeError, "count must be an int"),
+        ({"count": 1.5}, TypeError, "count must be an int"),
+        ({"count": True}, TypeError, "count must be an int"),
+        ({"count": 2**60}, ValueError, "within"),
+        ({"when": datetime(2024, 1, 1)}, ValueError, "aware datetime"),
+        ({"when": math.nan}, ValueError, "finite"),
+        ({"when": math.inf}, ValueError, "finite"),
+        ({"when": "2024-01-01"}, TypeError, "aware datetime or epoch seconds"),
+        ({"when": True}, TypeError, "bool"),
+    ],
+)
+def test_bad_increments_raise_and_write_nothing(backend, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        Counter("bad").incr(**kwargs)
+    assert backend.keys() == []
+
+
+def test_a_bad_item_in_incr_many_writes_nothing(backend):
+    with pytest.raises(ValueError, match="aware datetime"):
+        Counter("bulk").incr_many([(T0, 1), (T0 + 1, 2), (datetime(2024, 1, 1), 1)])
+    with pytest.raises(TypeError, match=r"\(when, count\) pairs"):
+        Counter("bulk").incr_many([(T0, 1), T0])
+    assert backend.keys() == []
+
+
+@pytest.mark.parametrize(
+    ("name", "error", "message"),
+    [
+        ("", ValueError, "empty"),
+        ("   ", ValueError, "empty"),
+        ("x" * 201, ValueError, "at most 200"),
+        ("a\nb", ValueError, "control character"),
+        ("a\x00b", ValueError, "control character"),
+        ("a{b", ValueError, "braces"),
+        ("a}b", ValueError, "braces"),
+        (42, TypeError, "must be a str"),
+        (None, TypeError, "must be a str"),
+    ],
+)
+def test_bad_names_are_refused(name, error, message):
+    with pytest.raises(error, match=message):
+        Counter(name)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"precisions": []}, ValueError, "at least one"),
+        ({"precisions": [0]}, ValueError, "positive"),
+        ({"precisions": [1.5]}, TypeError, "int number of seconds"),
+        ({"precisions": "60"}, TypeError, "sequence"),
+        ({"samples": 0}, ValueError, "positive"),
+        ({"samples": "120"}, TypeError, "int"),
+    ],
+)
+def test_bad_configuration_is_refused(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        Counter("configured", **kwargs)
+
+
+def test_reading_an_unconfigured_precision_is_a_clear_error(backend):
+    counter = Counter("reads", precisions=[1, 60])
+    with pytest.raises(ValueError, match="has no precision 5; it keeps 1, 60"):
+        counter.series(5)
+    with pytest.raises(ValueError, match="has no precision 5"):
+        counter.recent(5)
+    with pytest.raises(TypeError, match="precision must be an int"):
+        counter.series("60")
