@@ -93,7 +93,9 @@ def test_unreachable_redis_is_a_clear_error(settings: Any) -> None:
     with pytest.raises(CommandError) as info:
         run()
     message = str(info.value)
-    assert message.startswith("Cannot reach Redis at redis://***@127.0.0.1:1/0")
+    assert message.startswith(
+        "Cannot clean metrics: Redis at 'redis://***@127.0.0.1:1/0' cannot be reached"
+    )
     assert "secret" not in message
 
 
@@ -104,5 +106,5 @@ def test_unreachable_redis_exits_non_zero() -> None:
         capture_output=True, text=True, timeout=60,
     )
     assert result.returncode == 1
-    assert "Cannot reach Redis at redis://127.0.0.1:1/0" in result.stderr
+    assert "Redis at 'redis://127.0.0.1:1/0' cannot be reached" in result.stderr
     assert "Traceback" not in result.stderr

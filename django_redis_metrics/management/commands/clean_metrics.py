@@ -54,7 +54,9 @@ class Command(BaseCommand):
         try:
             get_redis_connection().ping()
         except (RedisError, OSError, ImproperlyConfigured) as exc:
-            raise CommandError(f"Cannot reach Redis at {where}: {exc}") from exc
+            raise CommandError(
+                f"Cannot clean metrics: Redis at {where!r} cannot be reached: {exc}"
+            ) from exc
         if verbosity >= 2:
             mode = " (dry run: nothing is changed)" if dry_run else ""
             self.stdout.write(f"Cleaning metrics under prefix {conf.PREFIX!r} at {where}{mode}.")
@@ -83,6 +85,6 @@ class Command(BaseCommand):
             else:
                 report(0, cleanup.clean_all(dry_run=dry_run, kinds=kinds))
         except (RedisError, OSError) as exc:
-            raise CommandError(f"Cannot clean metrics: Redis at {where} failed: {exc}") from exc
+            raise CommandError(f"Cannot clean metrics: Redis at {where!r} failed: {exc}") from exc
         except KeyboardInterrupt:
             self.stdout.write("Interrupted; stopping.")
