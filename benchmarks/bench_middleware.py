@@ -58,14 +58,19 @@ def start_response(status: str, headers: list[tuple[str, str]]) -> None:
     assert status.startswith("200"), status
 
 
-def time_requests(handler: Any, count: int) -> float:
-    """Seconds per request, including sending everything the requests queued."""
+def time_requests(handler: Any, count: int, isolated: bool = False) -> float:
+    """Seconds per request, including sending everything the requests queued.
+
+    ``isolated``: wait for each request's round trip before the next request (no merging).
+    """
     from django_redis_metrics.recorder import flush
 
     started = time.perf_counter()
     for _ in range(count):
         for _chunk in handler(environ(), start_response):
             pass
+        if isolated:
+            flush()
     flush()
     return (time.perf_counter() - started) / count
 
@@ -111,13 +116,15 @@ def main() -> None:
             time_requests(handler, 200)
         time_pings(client, 200)
 
-        base, added, pings = [], [], []
+        base, added, alone, pings = [], [], [], []
         for _ in range(options.rounds):
             base.append(time_requests(plain, options.requests))
             added.append(time_requests(measured, options.requests))
+            alone.append(time_requests(measured, options.requests // 4, isolated=True))
             pings.append(time_pings(client, options.requests))
         ping = statistics.median(pings)
         extra = statistics.median(a - b for a, b in zip(added, base, strict=True))
+        extra_alone = statistics.median(a - b for a, b in zip(alone, base, strict=True))
         stored = int(client.hget("bench:counter:{hits}:86400", str(int(time.time()) // 86400
                                                                      * 86400)) or 0)
         print(f"request without middleware: {statistics.median(base) * 1e6:8.1f} µs")
@@ -125,6 +132,9 @@ def main() -> None:
         print(f"added by the middleware:    {extra * 1e6:8.1f} µs")
         print(f"one PING round trip:        {ping * 1e6:8.1f} µs")
         print(f"ratio:                      {extra / ping:8.2f} round trips (goal: <= 1.5)")
+        print("isolated requests (each waits for its own round trip before the next one):")
+        print(f"  added per request:        {extra_alone * 1e6:8.1f} µs = "
+              f"{extra_alone / ping:.2f} round trips (the request itself still waits on none)")
         print(f"(hits counted: {stored})")
     finally:
         server.stop()

@@ -30,6 +30,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # After AuthenticationMiddleware, so that it can mark the signed-in user as active.
+    "django_redis_metrics.middleware.MetricsMiddleware",
 ]
 
 ROOT_URLCONF = "example_project.urls"

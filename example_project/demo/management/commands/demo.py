@@ -1,13 +1,24 @@
-"""``manage.py demo``: migrate, create the demo admin account, record some data, serve."""
+"""``manage.py demo``: migrate, create the demo admin account, record some data, serve.
+
+While serving, a few simulated visitors browse the shop (through the real middleware and view
+decorators) so that the live charts move.
+"""
 
 from __future__ import annotations
 
+import random
+import threading
+import time
 from argparse import ArgumentParser
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+from django.test import Client
+from django.urls import reverse
+
+from ...metrics import COUNTRIES, FILES, PRODUCTS
 
 DEMO_USERNAME = "admin"
 DEMO_PASSWORD = "metrics-demo"
@@ -19,6 +30,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
         parser.add_argument("--no-serve", action="store_true", help="Set up only; do not serve.")
+        parser.add_argument(
+            "--no-visitors", action="store_true", help="Do not simulate visitors while serving."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("migrate", verbosity=0, interactive=False)
@@ -33,5 +47,38 @@ class Command(BaseCommand):
             f"Demo admin: http://{options['addrport']}/admin/  "
             f"user {DEMO_USERNAME!r}, password {DEMO_PASSWORD!r}"
         )
-        if not options["no_serve"]:
-            call_command("runserver", options["addrport"], use_reloader=False)
+        if options["no_serve"]:
+            return
+        if not options["no_visitors"]:
+            visitors = [
+                user_model.objects.get_or_create(username=f"visitor{i}")[0] for i in range(1, 6)
+            ]
+            threading.Thread(target=simulate_visitors, args=(visitors,), daemon=True).start()
+        call_command("runserver", options["addrport"], use_reloader=False)
+
+
+def simulate_visitors(users: list[Any], pause: float = 0.4) -> None:
+    """Browse the shop forever, as anonymous or signed-in visitors, through the whole stack."""
+    rng = random.Random()
+    clients = [Client() for _ in users]
+    for client, user in zip(clients, users, strict=True):
+        client.force_login(user)
+    anonymous = Client()
+    while True:
+        client = rng.choice([anonymous, anonymous, *clients])
+        product = rng.choice(PRODUCTS)
+        choice = rng.random()
+        try:
+            if choice < 0.4:
+                client.get(reverse("home"))
+            elif choice < 0.8:
+                client.get(reverse("product", args=[product]))
+            elif choice < 0.9:
+                client.get(reverse("download", args=[rng.choice(FILES)]))
+            elif choice < 0.97:
+                client.post(reverse("buy", args=[product]), {"country": rng.choice(COUNTRIES)})
+            else:
+                client.post(reverse("signup"))
+        except Exception:  # keep browsing whatever happens
+            time.sleep(5)
+        time.sleep(rng.expovariate(1 / pause))

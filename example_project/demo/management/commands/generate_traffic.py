@@ -1,33 +1,124 @@
-"""``manage.py generate_traffic``: a few days of realistic metrics so every chart has data."""
+"""``manage.py generate_traffic``: a few days of realistic metrics so every chart has data.
+
+Writes what the middleware and the demo's decorators would have written: page hits per view
+(busier by day than by night), sign-ups, orders and downloads as events, and signed-in users
+in the ``active_users`` and ``buyers`` bitmaps, with new users arriving every day and fewer of
+them coming back as weeks pass (so the retention table has a shape).
+"""
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
-from django_redis_metrics import Counter
+from django_redis_metrics import Batch, Counter, EventSeries, UniqueBitmap
+from django_redis_metrics.conf import conf
+
+from ...metrics import COUNTRIES, FILES, PRODUCTS
+
+#: Average page views per minute at the busiest time of day, per view name.
+VIEW_RATES = {"home": 6.0, "product": 9.0, "download": 1.5, "signup": 0.3, "buy": 0.8}
+HOUR = 3600
+DAY = 86400
+
+
+def daily_shape(timestamp: float) -> float:
+    """Traffic relative to the daily peak: low at night, high in the afternoon (UTC)."""
+    hour = (timestamp % DAY) / HOUR
+    return 0.15 + 0.85 * (1 + math.cos((hour - 15) / 24 * 2 * math.pi)) / 2
+
+
+def arrivals(rng: random.Random, start: float, end: float, per_minute: float) -> list[float]:
+    """Moments of a Poisson process whose rate follows ``daily_shape`` (by thinning)."""
+    moments = []
+    moment = start
+    rate = per_minute / 60
+    while True:
+        moment += rng.expovariate(rate)
+        if moment >= end:
+            return moments
+        if rng.random() < daily_shape(moment):
+            moments.append(moment)
 
 
 class Command(BaseCommand):
-    help = "Record a few days of sample counters so the admin charts show data."
+    help = "Record a few days of sample counters, events and users so the admin charts show data."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--days", type=int, default=3)
+        parser.add_argument("--days", type=int, default=3, help="days of hits and events")
+        parser.add_argument("--user-days", type=int, default=28, help="days of active users")
+        parser.add_argument("--users", type=int, default=600, help="users in the population")
         parser.add_argument("--seed", type=int, default=42)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["days"] < 1 or options["user_days"] < 1 or options["users"] < 1:
+            raise CommandError("--days, --user-days and --users must be positive.")
         rng = random.Random(options["seed"])
         now = time.time()
-        start = now - options["days"] * 86400
-        for name, rate in (("page_hits", 40), ("signups", 2), ("orders", 5)):
-            increments = []
-            moment = start
-            while moment < now:
-                moment += rng.expovariate(rate / 600)
-                increments.append((min(moment, now), 1))
-            Counter(name).incr_many(increments)
-            self.stdout.write(f"{name}: {len(increments)} increments")
+        start = now - options["days"] * DAY
+        self.hits(rng, start, now)
+        self.events(rng, start, now, options["users"])
+        self.users(rng, now, options["user_days"], options["users"])
+
+    def hits(self, rng: random.Random, start: float, end: float) -> None:
+        site: list[tuple[float, int]] = []
+        template = conf.VIEW_COUNTER or "hits:{view}"
+        for view, rate in VIEW_RATES.items():
+            moments = arrivals(rng, start, end, rate)
+            site += [(moment, 1) for moment in moments]
+            Counter(template.replace("{view}", view)).incr_many((m, 1) for m in moments)
+            if view == "signup":
+                Counter("signups").incr_many((m, 1) for m in moments if rng.random() < 0.7)
+        if conf.HITS_COUNTER:
+            Counter(conf.HITS_COUNTER).incr_many(site)
+        self.stdout.write(f"hits: {len(site)} page views over {len(VIEW_RATES)} views")
+
+    def events(self, rng: random.Random, start: float, end: float, users: int) -> None:
+        orders = [
+            {"when": moment, "product": rng.choice(PRODUCTS),
+             "country": rng.choices(COUNTRIES, weights=(5, 4, 6, 2, 1))[0],
+             "user": rng.randrange(1, users + 1)}
+            for moment in arrivals(rng, start, end, VIEW_RATES["buy"])
+        ]
+        EventSeries("orders", index=["product", "country"]).record_many(orders)
+        downloads = [
+            {"when": moment, "file": rng.choices(FILES, weights=(6, 2, 1))[0]}
+            for moment in arrivals(rng, start, end, VIEW_RATES["download"])
+        ]
+        EventSeries("downloads", index=["file"]).record_many(downloads)
+        buyers = UniqueBitmap("buyers")
+        batch = Batch()
+        for order in orders:
+            buyers.mark(order["user"], when=order["when"], batch=batch)
+            if len(batch.calls) >= 500:
+                batch.execute()
+        batch.execute()
+        self.stdout.write(f"events: {len(orders)} orders, {len(downloads)} downloads")
+
+    def users(self, rng: random.Random, now: float, days: int, population: int) -> None:
+        """Users join over the period; each comes back less often the longer ago they joined."""
+        name = conf.ACTIVE_USERS or "active_users"
+        active = UniqueBitmap(name)
+        joined = {user: rng.uniform(now - days * DAY, now) for user in range(1, population + 1)}
+        marks = 0
+        batch = Batch()
+        for day in range(days, -1, -1):
+            day_start = now - day * DAY
+            for user, since in joined.items():
+                age_days = (day_start - since) / DAY
+                if age_days < 0:
+                    continue
+                chance = 0.9 if age_days < 1 else 0.15 + 0.45 * math.exp(-age_days / 6)
+                if rng.random() < chance:
+                    moment = min(day_start + rng.uniform(8, 22) * HOUR, now)
+                    active.mark(user, when=moment, batch=batch)
+                    marks += 1
+                    if len(batch.calls) >= 500:
+                        batch.execute()
+        batch.execute()
+        self.stdout.write(f"users: {marks} daily visits by {population} users into {name!r}")

@@ -1,0 +1,22 @@
+"""The demo's metrics, declared once; ``django_redis_metrics`` imports every app's
+``metrics.py`` at start-up, as the admin does with ``admin.py``."""
+
+from __future__ import annotations
+
+from django_redis_metrics import Counter, EventSeries, UniqueBitmap
+
+#: Counted by ``@count`` on the sign-up view.
+signups = Counter("signups")
+#: One event per order, indexed by product and country (``@track_event`` on the buy view).
+orders = EventSeries("orders", index=["product", "country"])
+#: One event per download, indexed by file.
+downloads = EventSeries("downloads", index=["file"])
+#: Every signed-in visitor, marked by the middleware (``ACTIVE_USERS``, the default name).
+active_users = UniqueBitmap("active_users")
+#: Customers, marked by ``@mark`` on the buy view.
+buyers = UniqueBitmap("buyers")
+
+#: What the shop sells, and where its customers are (used by the views and generate_traffic).
+PRODUCTS = ("mug", "t-shirt", "sticker", "poster")
+COUNTRIES = ("FR", "DE", "US", "JP", "BR")
+FILES = ("manual.pdf", "price-list.csv", "logo.svg")

@@ -1,0 +1,57 @@
+"""A tiny shop: every page is counted by the middleware; a few views use the decorators."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.decorators import method_decorator
+from django.views import View
+from django.views.decorators.http import require_POST
+
+from django_redis_metrics.decorators import count, mark, track_event
+
+from .metrics import COUNTRIES, FILES, PRODUCTS
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "demo/home.html", {"products": PRODUCTS, "files": FILES})
+
+
+def product(request: HttpRequest, slug: str) -> HttpResponse:
+    return render(request, "demo/product.html", {"product": slug, "countries": COUNTRIES})
+
+
+@require_POST
+@count("signups")
+def signup(request: HttpRequest) -> HttpResponse:
+    return HttpResponseRedirect(reverse("home"))
+
+
+def order_fields(request: HttpRequest, response: HttpResponse) -> dict[str, str]:
+    """Only what the charts need: never the whole POST body."""
+    return {"country": request.POST.get("country", "")[:2].upper() or "??"}
+
+
+@method_decorator(mark("buyers"), name="post")
+@method_decorator(
+    track_event("orders", index=["product", "country"], url_kwargs=["product"],
+                fields=order_fields, user=True,
+                only_if=lambda request, response: response.status_code == 302),
+    name="post",
+)
+class Buy(View):
+    def post(self, request: HttpRequest, product: str) -> HttpResponse:
+        return HttpResponseRedirect(reverse("home"))
+
+
+@track_event("downloads", index=["file"], url_kwargs=["file"])
+async def download(request: HttpRequest, file: str) -> HttpResponse:
+    response = HttpResponse(f"Contents of {file}\n", content_type="text/plain")
+    response["Content-Disposition"] = "attachment"
+    return response
+
+
+async def health(request: HttpRequest) -> JsonResponse:
+    """Excluded from the metrics by its name (``EXCLUDE_VIEWS``)."""
+    return JsonResponse({"status": "ok"})
