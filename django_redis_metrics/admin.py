@@ -23,15 +23,17 @@ Page = Callable[[HttpRequest, dict[str, Any]], HttpResponse]
 class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     """Read-only pages; visible to active staff holding ``view_metrics``."""
 
-    #: The page shown as this entry's changelist.
-    index_page: Page
     #: Extra pages (``(route, page, name suffix)``), rendered inside the admin layout.
     pages: tuple[tuple[str, Page, str], ...] = ()
     #: JSON endpoints (``(route, view, name suffix)``).
     endpoints: tuple[tuple[str, Callable[[HttpRequest], HttpResponse], str], ...] = ()
 
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        """The page shown as this entry's changelist."""
+        raise NotImplementedError
+
     def _allowed(self, request: HttpRequest) -> bool:
-        user = request.user
+        user: Any = request.user
         return bool(user.is_active and user.is_staff and user.has_perm(PERMISSION))
 
     def has_module_permission(self, request: HttpRequest) -> bool:
@@ -77,7 +79,7 @@ class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         return self.admin_site.admin_view(view)
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
-        return self._page(type(self).index_page)(request)
+        return self._page(self.index_page)(request)
 
     def get_urls(self) -> list[URLPattern]:
         urls = [
@@ -94,19 +96,25 @@ class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 @admin.register(CounterMetric)
 class CounterAdmin(MetricsAdmin):
-    index_page = views.counter_list
     pages = (("chart/", views.counter_chart, "chart"),)
     endpoints = (("data/", views.counter_data, "data"),)
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return views.counter_list(request, context)
 
 
 @admin.register(EventSeriesMetric)
 class EventSeriesAdmin(MetricsAdmin):
-    index_page = views.event_series_list
     pages = (("detail/", views.event_series_detail, "detail"),)
     endpoints = (("data/", views.event_series_data, "data"),)
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return views.event_series_list(request, context)
 
 
 @admin.register(UniqueBitmapMetric)
 class UniqueBitmapAdmin(MetricsAdmin):
-    index_page = views.bitmap_list
     pages = (("detail/", views.bitmap_detail, "detail"),)
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return views.bitmap_list(request, context)

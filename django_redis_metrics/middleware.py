@@ -157,7 +157,7 @@ class MetricsMiddleware:
             return self.__acall__(request)
         writes = Writes()
         setattr(request, WRITES_ATTRIBUTE, writes)
-        response = self.get_response(request)  # type: ignore[arg-type]
+        response = self.get_response(request)
         try:
             uid = user_id(getattr(request, "user", None)) if conf.ACTIVE_USERS else None
         except Exception:

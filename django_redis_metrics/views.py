@@ -44,7 +44,7 @@ def metrics_permission(view: ViewFunction) -> ViewFunction:
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        user = request.user
+        user: Any = request.user
         if not (user.is_active and user.is_staff and user.has_perm(PERMISSION)):
             raise PermissionDenied("You may not view metrics.")
         return view(request, *args, **kwargs)

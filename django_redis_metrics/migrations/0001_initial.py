@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
     """Unmanaged models (no tables): content types and the ``view_metrics`` permission."""
 
     initial = True
-    dependencies: tuple[tuple[str, str], ...] = ()
+    dependencies = []  # noqa: RUF012 (as Django writes it)
 
     operations = (
         migrations.CreateModel(
