@@ -9,9 +9,9 @@
 >>> @method_decorator(mark("buyers"), name="post")
 ... class Checkout(View): ...
 
-They record only what they are told to: ``track_event`` stores no field of the request unless
-``fields``, ``url_kwargs`` or ``user`` ask for it, so no password, token or body is ever stored
-by default. The writes are made after the view answered, only for responses ``only_if``
+They record only what they are told to: ``track_event`` stores the view's name and no field of
+the request unless ``fields``, ``url_kwargs`` or ``user`` ask for it, so no password, token or
+body is ever stored by default. The writes are made after the view answered, only for responses ``only_if``
 accepts (by default: status below 400), and join the request's single round trip when
 ``MetricsMiddleware`` is installed (else they are sent on their own). Like the middleware they
 never slow down or break the view: see :mod:`django_redis_metrics.failopen`.
@@ -42,6 +42,13 @@ FieldsOf = Callable[[HttpRequest, HttpResponseBase], Mapping[str, Any]]
 
 #: Field name under which ``track_event(user=True)`` stores the user id.
 USER_FIELD = "user"
+#: Field every event of ``track_event`` holds: the resolved view name (from the URLconf, bounded).
+VIEW_FIELD = "view"
+
+
+def _view_label(request: HttpRequest) -> str:
+    match = getattr(request, "resolver_match", None)
+    return (match.view_name if match is not None else "") or "unresolved"
 
 
 def succeeded(request: HttpRequest, response: HttpResponseBase) -> bool:
@@ -157,16 +164,18 @@ def track_event(
 ) -> Callable[[View], View]:
     """Record one event in the ``EventSeries`` ``name`` (indexed by ``index``) per view call.
 
-    The event holds only: the fields ``fields(request, response)`` returns, the URL keyword
-    arguments named in ``url_kwargs``, and with ``user`` the user id (``True``: the
-    authenticated user's pk; a callable: its result) under ``"user"``.
+    The event holds only: the resolved view name under ``"view"``, the URL keyword arguments
+    named in ``url_kwargs``, the fields ``fields(request, response)`` returns, and with ``user``
+    the user id (``True``: the authenticated user's pk; a callable: its result) under
+    ``"user"``.
     """
     validate_name(name, "event series name")
     index = tuple(index)
     url_kwargs = tuple(url_kwargs)
 
     def record(call: _Call, writes: Writes) -> None:
-        values: dict[str, Any] = {key: call.kwargs[key] for key in url_kwargs if key in call.kwargs}
+        values: dict[str, Any] = {VIEW_FIELD: _view_label(call.request)}
+        values.update((key, call.kwargs[key]) for key in url_kwargs if key in call.kwargs)
         if fields is not None:
             values.update(fields(call.request, call.response))
         if callable(user):

@@ -285,7 +285,7 @@ def event_series_list(request: HttpRequest, context: dict[str, Any]) -> Template
             "series": series,
             "hour": series.count(now - 3600, now),
             "day": series.count(now - 86400, now),
-            "total": len(series),
+            "total": series.size(),
         })
     context.update(title="Event series", rows=rows)
     return TemplateResponse(request, "django_redis_metrics/admin/event_series_list.html", context)

@@ -113,7 +113,7 @@ class Command(BaseCommand):
                 age_days = (day_start - since) / DAY
                 if age_days < 0:
                     continue
-                chance = 0.9 if age_days < 1 else 0.15 + 0.45 * math.exp(-age_days / 6)
+                chance = 0.9 if age_days < 1 else 0.02 + 0.5 * math.exp(-age_days / 3)
                 if rng.random() < chance:
                     moment = min(day_start + rng.uniform(8, 22) * HOUR, now)
                     active.mark(user, when=moment, batch=batch)

@@ -1,0 +1,197 @@
+"""Active users, @mark and @track_event through the middleware, and their admin pages."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.contrib.auth.models import User
+from django.test import AsyncClient, Client
+from django.urls import reverse
+
+from django_redis_metrics import Counter, EventSeries, UniqueBitmap, recorder
+
+from .conftest import counting_round_trips
+from .test_admin import XSS, client_for, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def site(single: Any, with_middleware: Any) -> Any:
+    return with_middleware
+
+
+@pytest.fixture
+def alice() -> User:
+    return User.objects.create_user("alice", password="pw")
+
+
+def signed_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def flushed(response: Any) -> Any:
+    recorder.flush()
+    return response
+
+
+# Middleware: active users
+
+
+def test_middleware_marks_signed_in_users_only(site: Any, alice: User) -> None:
+    flushed(Client().get("/sync/"))
+    assert not UniqueBitmap.objects.names()
+    flushed(signed_in(alice).get("/sync/"))
+    flushed(signed_in(alice).get("/class/"))
+    active = UniqueBitmap("active_users")
+    assert active.count("day") == 1
+    assert active.contains(alice.pk, "day")
+
+
+def test_middleware_marks_users_of_async_views(site: Any, alice: User) -> None:
+    client = AsyncClient()
+    client.force_login(alice)
+    assert flushed(async_to_sync(client.get)("/async/")).status_code == 200
+    assert UniqueBitmap("active_users").contains(alice.pk, "week")
+
+
+def test_everything_a_request_records_is_one_round_trip(
+    site: Any, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = signed_in(alice)
+    flushed(client.get("/download/a.pdf/"))
+    with counting_round_trips(monkeypatch) as sent:
+        flushed(client.get("/download/b.pdf/"))  # 2 counters, 1 mark, 1 event
+        assert sent.calls == 1
+    assert EventSeries("downloads").size() == 2
+    assert Counter("hits:download").total(86400) == 2
+
+
+# Decorators
+
+
+def test_track_event_on_a_function_view_records_only_what_it_is_told(
+    site: Any, alice: User
+) -> None:
+    flushed(signed_in(alice).get("/download/report.pdf/?token=secret", HTTP_AUTHORIZATION="x"))
+    (event,) = EventSeries("downloads").latest(1)
+    assert {k: v for k, v in event.items() if k not in ("id", "timestamp")} == {
+        "view": "download", "file": "report.pdf", "user": alice.pk,
+    }
+    assert EventSeries("downloads", index=["file"]).count_by("file", 0, time.time()) == {
+        "report.pdf": 1
+    }
+
+
+def test_track_event_by_default_records_no_request_data(site: Any) -> None:
+    flushed(Client().post("/login-form/?next=/x/", {"username": "bob", "password": "hunter2"},
+                          HTTP_AUTHORIZATION="Bearer t0ken"))
+    (event,) = EventSeries("logins").latest(1)
+    assert {k: v for k, v in event.items() if k not in ("id", "timestamp")} == {
+        "view": "login-form"
+    }
+
+
+def test_track_event_on_an_async_view(site: Any) -> None:
+    flushed(async_to_sync(AsyncClient().get)("/search/", {"q": "mugs"}))
+    (event,) = EventSeries("searches").latest(1)
+    assert event["q"] == "mugs"
+
+
+def test_mark_on_function_async_and_class_based_views(site: Any, alice: User) -> None:
+    flushed(signed_in(alice).get("/buy/"))
+    flushed(Client().get("/buy/"))  # anonymous: nobody to mark
+    assert UniqueBitmap("buyers").count("day") == 1
+    client = AsyncClient()
+    client.force_login(alice)
+    flushed(async_to_sync(client.get)("/async-buy/"))
+    assert UniqueBitmap("async_buyers").contains(alice.pk, "day")
+    flushed(Client().get("/subscribe/", {"id": "u-17"}))
+    assert UniqueBitmap("subscribers").contains("u-17", "day")
+
+
+def test_decorators_work_without_the_middleware(single: Any, with_middleware: Any,
+                                                alice: User) -> None:
+    with_middleware.MIDDLEWARE = [m for m in with_middleware.MIDDLEWARE
+                                  if "MetricsMiddleware" not in m]
+    flushed(signed_in(alice).get("/buy/"))
+    flushed(Client().get("/download/x.txt/"))
+    assert UniqueBitmap("buyers").contains(alice.pk, "day")
+    assert EventSeries("downloads").size() == 1
+    assert not UniqueBitmap("active_users").count("day")
+
+
+# Admin pages of event series and bitmaps
+
+
+def admin_url(model: str, suffix: str) -> str:
+    return reverse(f"admin:django_redis_metrics_{model}_{suffix}")
+
+
+@pytest.fixture
+def analyst(single: Any, settings: Any) -> Client:
+    settings.ROOT_URLCONF = "tests.integration.urls"
+    return client_for(make_user("analyst", staff=True, permitted=True))
+
+
+def test_event_series_pages(analyst: Client) -> None:
+    orders = EventSeries("orders", index=["country"])
+    now = time.time()
+    for i, country in enumerate(["FR", "FR", "DE"]):
+        orders.record(when=now - 60 * i, country=country, total="9.90")
+    listing = analyst.get(admin_url("eventseriesmetric", "changelist"))
+    assert listing.status_code == 200
+    assert [row["series"].name for row in listing.context["rows"]] == ["orders"]
+    assert listing.context["rows"][0]["hour"] == 3
+    page = analyst.get(admin_url("eventseriesmetric", "detail") + "?name=orders&window=60")
+    assert page.status_code == 200
+    assert page.context["by_field"][0]["values"] == [("FR", 2), ("DE", 1)]
+    assert len(page.context["newest"]) == 3
+    data = analyst.get(admin_url("eventseriesmetric", "data") + "?name=orders&window=60").json()
+    assert len(data["points"]) == 60 and data["total"] == 3
+    assert all(start % 60 == 0 for start, _ in data["points"])
+    assert analyst.get(admin_url("eventseriesmetric", "data") + "?name=orders&window=7"
+                       ).status_code == 404
+
+
+def test_bitmap_pages(analyst: Client) -> None:
+    active = UniqueBitmap("active_users")
+    now = time.time()
+    for user in (1, 2, 3):
+        active.mark(user, when=now - 7 * 86400)
+    for user in (1, 2):
+        active.mark(user, when=now)
+    listing = analyst.get(admin_url("uniquebitmapmetric", "changelist"))
+    assert listing.status_code == 200
+    assert listing.context["rows"][0]["counts"]["day"] == 2
+    page = analyst.get(admin_url("uniquebitmapmetric", "detail") + "?name=active_users")
+    assert page.status_code == 200
+    charts = {chart["period"]: chart for chart in page.context["charts"]}
+    assert set(charts) == {"day", "week", "month"}
+    assert charts["day"]["rows"][0][1] == 2  # today
+    assert page.context["cohort_period"] == "week"
+    cohort = page.context["cohort"]
+    assert len(cohort) == 8
+    last_week, this_week = cohort[-2], cohort[-1]
+    assert last_week["size"] == 3
+    assert last_week["cells"][0] == (2, 67)  # 2 of 3 came back a week later
+    assert this_week["size"] == 2
+
+
+def test_event_and_bitmap_names_and_values_are_escaped(analyst: Client) -> None:
+    EventSeries(XSS, index=["tag"]).record(tag=XSS, note=XSS)
+    UniqueBitmap(XSS).mark(1)
+    for page in (
+        analyst.get(admin_url("eventseriesmetric", "changelist")),
+        analyst.get(admin_url("eventseriesmetric", "detail"), {"name": XSS}),
+        analyst.get(admin_url("uniquebitmapmetric", "changelist")),
+        analyst.get(admin_url("uniquebitmapmetric", "detail"), {"name": XSS}),
+    ):
+        assert page.status_code == 200
+        assert XSS.encode() not in page.content
+        assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in page.content
