@@ -51,7 +51,10 @@ TEMPLATES = [
 ]
 WSGI_APPLICATION = "example_project.wsgi.application"
 DATABASES = {
-    "default": {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": os.environ.get("DEMO_DATABASE", BASE_DIR / "db.sqlite3"),
+    }
 }
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "Europe/Paris"

@@ -38,6 +38,14 @@ def test_counts_sync_view_site_wide_and_per_view(single: Any, with_middleware: A
     assert Counter.objects.names() == ["hits", "hits:sync"]
 
 
+def test_counts_on_a_single_node_and_on_redis_cluster(backend: Any, with_middleware: Any) -> None:
+    assert get("/sync/") == 200
+    assert get("/articles/x/") == 200
+    assert hits("hits") == 2
+    assert hits("hits:article") == 1
+    assert Counter.objects.names() == ["hits", "hits:article", "hits:sync"]
+
+
 def test_counts_async_view_through_the_async_stack(single: Any, with_middleware: Any) -> None:
     response = async_to_sync(AsyncClient().get)("/async/")
     recorder.flush()
