@@ -11,10 +11,10 @@
 
 They record only what they are told to: ``track_event`` stores the view's name and no field of
 the request unless ``fields``, ``url_kwargs`` or ``user`` ask for it, so no password, token or
-body is ever stored by default. The writes are made after the view answered, only for responses ``only_if``
-accepts (by default: status below 400), and join the request's single round trip when
-``MetricsMiddleware`` is installed (else they are sent on their own). Like the middleware they
-never slow down or break the view: see :mod:`django_redis_metrics.failopen`.
+body is ever stored by default. The writes are made after the view answered, only for
+responses ``only_if`` accepts (by default: status below 400), and join the request's single
+round trip when ``MetricsMiddleware`` is installed (else they are sent on their own). Like the
+middleware they never slow down or break the view: see :mod:`django_redis_metrics.failopen`.
 """
 
 from __future__ import annotations
