@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
 from django.http import HttpResponse
 from django.test import AsyncClient, Client
+from redis.connection import AbstractConnection
 
 from django_redis_metrics import Counter, failopen, recorder
 from django_redis_metrics.middleware import MetricsMiddleware
@@ -126,6 +128,25 @@ def test_one_round_trip_per_request(
             get(path)
             assert sent.calls == 1, path
     assert hits("hits") == 5
+
+
+def test_requests_never_talk_to_redis_themselves(
+    single: Any, with_middleware: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sync or async, the request only queues: every socket write happens in the sender."""
+    get("/sync/")
+    threads: list[str] = []
+    original = AbstractConnection.send_packed_command
+
+    def send_packed_command(self: AbstractConnection, *args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", send_packed_command)
+    get("/sync/")
+    async_to_sync(AsyncClient().get)("/async/")
+    recorder.flush()
+    assert threads and set(threads) == {"metrics-sender"}
 
 
 # Fail open
