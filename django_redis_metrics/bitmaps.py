@@ -595,3 +595,97 @@ class UniqueBitmap:
             answer = script("bitmap_cohort")(client, [*keys, temp], [TEMP_TTL_MS])
             rows.append([int(v) for v in answer])
         return rows
+
+
+# Settings and retention
+
+
+def validate_retention(value: object) -> dict[str, int]:
+    """``BITMAP_RETENTION``: period name -> positive number of periods kept."""
+    if not isinstance(value, dict):
+        raise TypeError(f"must be a dict of period name -> periods kept, not {value!r}.")
+    for name, keep in value.items():
+        period_class(name)
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+            raise ValueError(f"{name!r} must keep a positive int number of periods, not {keep!r}.")
+    return {str(k): int(v) for k, v in value.items()}
+
+
+def validate_cache_ttl(value: object) -> int:
+    """``BITMAP_CACHE_TTL``: seconds, 0 to disable the cache of past unions."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"must be a non-negative int number of seconds, not {value!r}.")
+    return value
+
+
+def retention_cutoff(period_name: str, keep: int, now: float) -> float:
+    """The start of the oldest period kept: ``keep`` periods counting the current one."""
+    current = period_class(period_name).containing(now)
+    return current.shift(-(keep - 1)).start_ts
+
+
+def clean_bitmaps(
+    client: RedisClient | None = None,
+    *,
+    now: When = None,
+    passes: int = 0,
+    dry_run: bool = False,
+    batch_size: int = 500,
+) -> Any:
+    """One pass over every listed bitmap: drop the periods older than ``BITMAP_RETENTION``.
+
+    Old periods are found in each bitmap's per-period index (a sorted set scored by period
+    start), never with KEYS, and dropped in batches of ``batch_size``; a bitmap left with no
+    period at all is removed from the catalogue. Cheap enough to run on every pass.
+    """
+    from .cleanup import CleanupReport  # cleanup imports this module to register the cleaner
+
+    client = client or get_redis_connection()
+    timestamp = to_timestamp(now, "now")
+    retention = conf.BITMAP_RETENTION
+    cutoffs = {p: retention_cutoff(p, retention[p], timestamp) for p in PERIOD_NAMES}
+    report = CleanupReport(KIND, dry_run=dry_run)
+    for name in catalogue.names(client, KIND):
+        report.metrics_checked += 1
+        bitmap = UniqueBitmap(name, periods=PERIOD_NAMES)
+        for period_name, cutoff in cutoffs.items():
+            removed = _drop_before(client, bitmap, period_name, cutoff, dry_run, batch_size)
+            report.items_removed += removed
+            if removed:
+                report.details.append(f"bitmap {name!r}: {removed} {period_name} periods")
+        if not dry_run and _retire(client, bitmap):
+            report.metrics_removed.append(name)
+            report.details.append(f"bitmap {name!r}: empty, removed from the catalogue")
+    return report
+
+
+def _drop_before(
+    client: RedisClient,
+    bitmap: UniqueBitmap,
+    period_name: str,
+    cutoff: float,
+    dry_run: bool,
+    batch_size: int,
+) -> int:
+    index = bitmap.index_key(period_name)
+    if dry_run:
+        return int(client.zcount(index, "-inf", f"({cutoff}"))
+    removed = 0
+    while True:
+        members = [to_str(m) for m in
+                   client.zrangebyscore(index, "-inf", f"({cutoff}", start=0, num=batch_size)]
+        if not members:
+            return removed
+        keys = [metric_key(KIND, bitmap.name, period_name, m) for m in members]
+        script("bitmap_drop")(client, [index, *keys], members)
+        removed += len(members)
+
+
+def _retire(client: RedisClient, bitmap: UniqueBitmap) -> bool:
+    inline = catalogue.inline_catalogue(client)
+    keys = [bitmap.meta_key, *(bitmap.index_key(p) for p in PERIOD_NAMES)]
+    if inline:
+        keys.append(catalogue_key(KIND))
+    if int(script("bitmap_retire")(client, keys, [bitmap.name, int(inline)])) != 1:
+        return False
+    return inline or catalogue.unregister(client, KIND, bitmap.name, bitmap.meta_key)

@@ -12,14 +12,17 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta
+from io import StringIO
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 import redis
+from django.core.management import call_command
 
-from django_redis_metrics import Batch, UniqueBitmap
+from django_redis_metrics import Batch, UniqueBitmap, cleanup
 from django_redis_metrics.bitmaps import BitmapQuery, id_cache
+from django_redis_metrics.checks import check_settings
 from django_redis_metrics.periods import Day, Month, Week
 
 ZONE = "Europe/Paris"
@@ -399,3 +402,67 @@ def test_mark_is_one_round_trip(paris: Any, monkeypatch: pytest.MonkeyPatch) -> 
     assert trips(lambda: active.count("week")) == 1
     assert trips(lambda: active.last(3).count()) == 1
     assert active.count("day") == 3
+
+
+def test_clean_metrics_applies_retention_per_period(paris: Any, settings: Any) -> None:
+    settings.DJANGO_REDIS_METRICS = {
+        **settings.DJANGO_REDIS_METRICS,
+        "BITMAP_RETENTION": {"hour": 3, "day": 4, "week": 2},  # months keep the default (60)
+    }
+    active = UniqueBitmap("active", periods=("hour", "day", "week", "month"))
+    old = UniqueBitmap("old", periods=("day",))
+    now = datetime(2026, 11, 20, 12, 30, tzinfo=PARIS)
+    for hours_ago in range(0, 24 * 20, 5):
+        active.mark(hours_ago, now - timedelta(hours=hours_ago))
+    old.mark(1, now - timedelta(days=30))
+    assert UniqueBitmap.objects.names() == ["active", "old"]
+    before = {k for k in backend_keys(paris) if ":day:" in k}
+
+    def kept(kind: str) -> list[str]:
+        return sorted(k.rsplit(":", 1)[1] for k in backend_keys(paris) if f"}}:{kind}:" in k)
+
+    dry = cleanup.clean_all(now=now, dry_run=True, kinds=["bitmap"])[0]
+    assert {k for k in backend_keys(paris) if ":day:" in k} == before
+    report = cleanup.clean_all(now=now, kinds=["bitmap"])[0]
+    assert report.items_removed == dry.items_removed > 0
+    assert report.metrics_removed == ["old"]
+    assert kept("day") == ["2026-11-17", "2026-11-18", "2026-11-19", "2026-11-20"]
+    assert kept("week") == ["2026-W46", "2026-W47"]
+    assert kept("month") == ["2026-10", "2026-11"]
+    assert kept("hour") == ["2026-11-20T12+0100"]  # marks every 5 hours: 10:00 and 11:00 unmarked
+    assert active.count("day", now) == len({h for h in range(0, 24 * 20, 5)
+                                            if (now - timedelta(hours=h)).date() == now.date()})
+    assert UniqueBitmap.objects.names() == ["active"]
+    assert not [k for k in backend_keys(paris) if "{old}" in k]
+    members = paris.client.zrange(active.index_key("day"), 0, -1)
+    assert sorted(m.decode() for m in members) == kept("day")
+    assert cleanup.clean_all(now=now, kinds=["bitmap"])[0].items_removed == 0
+
+
+def test_clean_metrics_command_cleans_bitmaps(paris: Any) -> None:
+    active = UniqueBitmap("active", periods=("day",))
+    active.mark(1, datetime.now(UTC) - timedelta(days=400))
+    active.mark(2)
+    out = StringIO()
+    call_command("clean_metrics", "--kind", "bitmap", stdout=out)
+    assert "bitmap: checked 1, removed 1 old entries" in out.getvalue()
+    assert active.count("day") == 1
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "code"),
+    [
+        ("BITMAP_RETENTION", {"day": 0}, "E030"),
+        ("BITMAP_RETENTION", {"year": 3}, "E030"),
+        ("BITMAP_RETENTION", [("day", 3)], "E030"),
+        ("BITMAP_CACHE_TTL", -1, "E031"),
+        ("BITMAP_CACHE_TTL", "60", "E031"),
+    ],
+)
+def test_checks_reject_bad_bitmap_settings(
+    settings: Any, key: str, value: object, code: str
+) -> None:
+    settings.DJANGO_REDIS_METRICS = {"CONNECTION": "redis://127.0.0.1:1/0", key: value}
+    assert [e.id for e in check_settings()] == [f"django_redis_metrics.{code}"]
+    settings.DJANGO_REDIS_METRICS = {"BITMAP_RETENTION": {"hour": 24}, "BITMAP_CACHE_TTL": 0}
+    assert check_settings() == []
