@@ -234,7 +234,7 @@ class _Copied(BitmapQuery):
 
 def _combine(op: str, left: BitmapQuery, right: object) -> BitmapQuery:
     if not isinstance(right, BitmapQuery):
-        return NotImplemented
+        raise TypeError(f"A bitmap query combines only with another query, not {right!r}.")
     return Operation(op, left, right)
 
 
@@ -487,7 +487,7 @@ class UniqueBitmap:
         for name in PERIOD_NAMES:
             index = self.index_key(name)
             while True:
-                members = [to_str(m) for m in client.zrange(index, 0, 499)]
+                members = [to_str(m) for m in client.zrange(index, 0, 499)]  # type: ignore[arg-type]
                 if not members:
                     break
                 keys = [metric_key(KIND, self.name, name, m) for m in members]
@@ -672,8 +672,8 @@ def _drop_before(
         return int(client.zcount(index, "-inf", f"({cutoff}"))
     removed = 0
     while True:
-        members = [to_str(m) for m in
-                   client.zrangebyscore(index, "-inf", f"({cutoff}", start=0, num=batch_size)]
+        found = client.zrangebyscore(index, "-inf", f"({cutoff}", start=0, num=batch_size)
+        members = [to_str(m) for m in found]  # type: ignore[arg-type]
         if not members:
             return removed
         keys = [metric_key(KIND, bitmap.name, period_name, m) for m in members]

@@ -291,6 +291,8 @@ def test_bad_arguments_are_clear_errors(paris: Any) -> None:
         daily.mark(1, datetime(2026, 1, 1))
     with pytest.raises(TypeError, match="truth value"):
         bool(daily.day())
+    with pytest.raises(TypeError, match="combines only with another query"):
+        _ = daily.day() | {1, 2}
     with pytest.raises(ValueError, match="days must be"):
         daily.last(0)
     assert backend_keys(paris) == []
