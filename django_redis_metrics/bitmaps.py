@@ -9,7 +9,7 @@ under a key with a TTL. Temporary keys are always written with a TTL in the same
 
 On Redis Cluster each bitmap's keys share one hash tag, so a query over one bitmap is one script
 in one slot. A query combining bitmaps copies each foreign operand into the first bitmap's slot
-(DUMP, then RESTORE with a TTL) and evaluates there.
+(GET + SET PX, or DUMP/RESTORE for a sparse one; always with a TTL) and evaluates there.
 """
 
 from __future__ import annotations
@@ -315,19 +315,34 @@ def _localize(client: RedisClient, node: BitmapQuery, home: str, copies: list[st
         )
     if not isinstance(node, PeriodUnion) or node.bitmap.name == home:
         return node
-    source = _run_program(client, node, node.bitmap.name, "store")
+    stored = _run_program(client, node, node.bitmap.name, "store")
     target = temp_key(KIND, home, f"copy:{uuid.uuid4().hex}")
     copies.append(target)
-    if source:
-        source_key = to_str(source)
-        payload = client.dump(source_key)
+    if stored:
+        source_key, bits, length = to_str(stored[0]), int(stored[1]), int(stored[2])
+        _copy_bitmap(client, source_key, target, sparse=bits * 8 < length)
+        if source_key not in node.keys and source_key != node.cache_key:
+            client.unlink(source_key)  # the union's temporary result
+    return _Copied(target)
+
+
+def _copy_bitmap(client: RedisClient, source: str, target: str, *, sparse: bool) -> None:
+    """Copy ``source`` to ``target`` (another slot) with a TTL, through the client.
+
+    A sparse bitmap (under one set bit per 8 bytes, mostly zero bytes) goes as DUMP/RESTORE,
+    whose LZF compression shrinks it many times; a dense one as GET + SET PX, which skips the
+    compression attempt and the checksum (about 3x faster at 16 MB).
+    """
+    if sparse:
+        payload = client.dump(source)
         if payload is not None:
             if not isinstance(payload, bytes):
                 raise TypeError("Copying a bitmap across slots needs a client returning bytes.")
             client.restore(target, TEMP_TTL_MS, payload, replace=True)
-        if source_key not in node.keys and source_key != node.cache_key:
-            client.unlink(source_key)  # the union's temporary result
-    return _Copied(target)
+        return
+    value = client.get(source)
+    if value is not None:
+        client.set(target, value, px=TEMP_TTL_MS)
 
 
 # The model

@@ -218,6 +218,26 @@ def test_every_operator_within_and_across_bitmaps(paris: Any) -> None:
     assert not [k for k in backend_keys(paris) if ":copy:" in k]
 
 
+@pytest.mark.parametrize("density", ["dense", "sparse"])
+def test_cross_bitmap_queries_copy_dense_and_sparse_operands(paris: Any, density: str) -> None:
+    # Dense operands travel as GET/SET, sparse ones as DUMP/RESTORE (on the cluster).
+    rng = random.Random(density)
+    spread = 1 if density == "dense" else 5000
+    a, b = UniqueBitmap("a", periods=("day",)), UniqueBitmap("b", periods=("day",))
+    users_a = {u * spread for u in rng.sample(range(100, 900), 600)}
+    users_b = {u * spread for u in rng.sample(range(100, 900), 600)}
+    for user in users_a:
+        a.mark(user, 0)
+    for user in users_b:
+        b.mark(user, 86400)
+    both_days = b.between(0, 86400)  # a union, so the copied operand is a temporary result
+    for op in OPS.values():
+        assert op(a.day(0), both_days).count() == len(op(users_a, users_b))
+        assert op(both_days, a.day(0)).count() == len(op(users_b, users_a))
+    assert_temp_keys_expire(paris)
+    assert not [k for k in backend_keys(paris) if ":copy:" in k]
+
+
 def test_seed_cohort_premium_users_who_played_in_november(paris: Any) -> None:
     """(play:2011-11-01 | ... | play:2011-11-30) & premium:2011-11, as in seed 002."""
     rng = random.Random(7)

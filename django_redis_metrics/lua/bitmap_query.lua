@@ -2,7 +2,8 @@
 -- KEYS             every key the program names (source bitmaps, cache keys, temporary keys)
 -- ARGV[1]          TTL of temporary keys (ms);  ARGV[2]  TTL of cached unions (ms)
 -- ARGV[3]          what to answer: "count" (BITCOUNT), "getbit" (GETBIT ARGV[4]) or "store"
---                  (keep the result and return its key name, for copying to another slot)
+--                  (keep the result, return {its key, BITCOUNT, STRLEN} to copy it to another
+--                  slot, or false when it is empty)
 -- ARGV[5..]        the program:
 --   K i              push KEYS[i] as it is (a source bitmap)
 --   T i              push KEYS[i], a temporary key made by the caller: deleted at the end
@@ -123,8 +124,10 @@ if mode == 'count' then
     answer = result and redis.call('BITCOUNT', result) or 0
 elseif mode == 'getbit' then
     answer = result and redis.call('GETBIT', result, ARGV[4]) or 0
+elseif result then
+    answer = {result, redis.call('BITCOUNT', result), redis.call('STRLEN', result)}
 else
-    answer = result or false
+    answer = false
 end
 for _, key in ipairs(temps) do
     if not (mode == 'store' and key == result) then
