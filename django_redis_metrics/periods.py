@@ -13,6 +13,7 @@ from __future__ import annotations
 import zoneinfo
 from collections.abc import Iterator
 from datetime import date, datetime, time, timedelta, tzinfo
+from functools import cached_property
 from typing import ClassVar
 
 from .conf import conf
@@ -45,10 +46,12 @@ def _midnight(day: date, tz: tzinfo) -> datetime:
 
 
 class Period:
-    """One calendar period; subclasses define how a period is found from an instant."""
+    """One calendar period; subclasses define how a period is found from an instant.
+
+    Immutable: ``end`` and the epoch values are computed once.
+    """
 
     name: ClassVar[str]
-    __slots__ = ("start",)
 
     def __init__(self, start: datetime) -> None:
         self.start = start
@@ -68,16 +71,16 @@ class Period:
         assert self.start.tzinfo is not None
         return self.start.tzinfo
 
-    @property
+    @cached_property
     def end(self) -> datetime:
         """The first instant after the period (the next period's start)."""
         raise NotImplementedError
 
-    @property
+    @cached_property
     def start_ts(self) -> float:
         return self.start.timestamp()
 
-    @property
+    @cached_property
     def end_ts(self) -> float:
         return self.end.timestamp()
 
@@ -147,8 +150,6 @@ class Hour(Period):
     """A wall-clock hour; the repeated autumn hour is two periods (told apart by UTC offset)."""
 
     name = "hour"
-    __slots__ = ()
-
     @classmethod
     def _start_of(cls, local: datetime) -> datetime:
         start = local.replace(minute=0, second=0, microsecond=0)
@@ -156,7 +157,7 @@ class Hour(Period):
         elapsed = (local - start).total_seconds()
         return datetime.fromtimestamp(local.timestamp() - elapsed, local.tzinfo)
 
-    @property
+    @cached_property
     def end(self) -> datetime:
         return datetime.fromtimestamp(self.start_ts + 3600, self.tz)
 
@@ -169,8 +170,6 @@ class Day(Period):
     """A calendar day in the period's time zone (23 or 25 hours long across DST changes)."""
 
     name = "day"
-    __slots__ = ()
-
     @classmethod
     def of(cls, day: date, tz: tzinfo | str | None = None) -> Day:
         return cls(_midnight(day, get_zone(tz)))
@@ -183,7 +182,7 @@ class Day(Period):
     def date(self) -> date:
         return self.start.date()
 
-    @property
+    @cached_property
     def end(self) -> datetime:
         return _midnight(self.date + timedelta(days=1), self.tz)
 
@@ -196,8 +195,6 @@ class Week(Period):
     """An ISO week (Monday to Sunday), keyed by ISO year and week number: ``2020-W53``."""
 
     name = "week"
-    __slots__ = ()
-
     @classmethod
     def of(cls, iso_year: int, week: int, tz: tzinfo | str | None = None) -> Week:
         try:
@@ -211,7 +208,7 @@ class Week(Period):
         day = local.date()
         return _midnight(day - timedelta(days=day.weekday()), local.tzinfo or get_zone())
 
-    @property
+    @cached_property
     def end(self) -> datetime:
         return _midnight(self.start.date() + timedelta(days=7), self.tz)
 
@@ -230,8 +227,6 @@ class Month(Period):
     """A calendar month: ``2026-11``."""
 
     name = "month"
-    __slots__ = ()
-
     @classmethod
     def of(cls, year: int, month: int, tz: tzinfo | str | None = None) -> Month:
         if not 1 <= month <= 12:
@@ -242,7 +237,7 @@ class Month(Period):
     def _start_of(cls, local: datetime) -> datetime:
         return _midnight(local.date().replace(day=1), local.tzinfo or get_zone())
 
-    @property
+    @cached_property
     def end(self) -> datetime:
         first = self.start.date()
         following = date(first.year + first.month // 12, first.month % 12 + 1, 1)

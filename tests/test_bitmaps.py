@@ -180,6 +180,9 @@ def test_range_cover_uses_months_weeks_then_days(paris: Any) -> None:
     assert len(cover) == 12  # Oct 20-25, W44-W46, Nov 16-18
     whole = list(days_between_dates(date(2026, 11, 1), date(2026, 12, 6)))
     assert [p.key_part for p in active._cover(whole)] == ["month:2026-11", "week:2026-W49"]
+    for offset in range(60):  # any 30 consecutive days: at most 12 keys
+        window = [days[0].shift(offset + i) for i in range(30)]
+        assert len(active._cover(window)) <= 12  # type: ignore[arg-type]
     daily = UniqueBitmap("daily", periods=("day",))
     assert len(daily._cover(days)) == 30  # type: ignore[arg-type]
     weekly = UniqueBitmap("weekly", periods=("week",))
