@@ -21,6 +21,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any, ClassVar
 
 from . import catalogue
@@ -538,8 +539,9 @@ class UniqueBitmap:
     def month(self, year: int, month: int) -> PeriodUnion:
         return self.query(Month.of(year, month))
 
-    def between(self, start: When, end: When) -> BitmapQuery:
-        """Users marked on any day from ``start``'s day to ``end``'s day (inclusive).
+    def between(self, start: When | date, end: When | date) -> BitmapQuery:
+        """Users marked on any day from ``start``'s day to ``end``'s day (inclusive); ``start``
+        and ``end`` are instants, or ``date`` objects naming days in ``TIME_ZONE``.
 
         Covered by whole months, whole ISO weeks and leftover days (only the periods this bitmap
         keeps); the part that is over is cached, the running part is always read fresh.

@@ -262,11 +262,22 @@ def period_class(name: object) -> type[Period]:
         raise ValueError(f"Unknown period {name!r}; use one of {known}.") from None
 
 
-def days_between(start: When, end: When, tz: tzinfo | str | None = None) -> Iterator[Day]:
-    """Every day from ``start``'s day to ``end``'s day, inclusive."""
+def day_of(when: When | date, tz: tzinfo | str | None = None) -> Day:
+    """The day holding ``when``; a ``date`` names its day in the zone directly."""
+    if isinstance(when, date) and not isinstance(when, datetime):
+        return Day.of(when, tz)
+    day = Day.containing(when, tz)
+    assert isinstance(day, Day)
+    return day
+
+
+def days_between(
+    start: When | date, end: When | date, tz: tzinfo | str | None = None
+) -> Iterator[Day]:
+    """Every day from ``start``'s day to ``end``'s day, inclusive (dates are accepted too)."""
     zone = get_zone(tz)
-    first = Day.containing(start, zone)
-    last = Day.containing(end, zone)
+    first = day_of(start, zone)
+    last = day_of(end, zone)
     if last < first:
         raise ValueError("end must not be before start.")
     day: Period = first

@@ -169,6 +169,7 @@ def test_ranges_match_the_union_of_days(paris: Any) -> None:
     for first, last in ranges:
         query = active.between(noon(first), noon(last))
         assert_query_matches(query, truth.days(first, last), rng)
+        assert active.between(first, last).count() == len(truth.days(first, last))
     assert_temp_keys_expire(paris)
 
 
