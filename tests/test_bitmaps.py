@@ -20,7 +20,7 @@ import pytest
 import redis
 from django.core.management import call_command
 
-from django_redis_metrics import Batch, UniqueBitmap, cleanup
+from django_redis_metrics import Batch, UniqueBitmap, bitmaps, cleanup
 from django_redis_metrics.bitmaps import BitmapQuery, id_cache
 from django_redis_metrics.checks import check_settings
 from django_redis_metrics.periods import Day, Month, Week
@@ -492,3 +492,16 @@ def test_checks_reject_bad_bitmap_settings(
     assert [e.id for e in check_settings()] == [f"django_redis_metrics.{code}"]
     settings.DJANGO_REDIS_METRICS = {"BITMAP_RETENTION": {"hour": 24}, "BITMAP_CACHE_TTL": 0}
     assert check_settings() == []
+
+
+def test_a_retired_bitmap_is_listed_again_by_its_next_mark(paris: Any) -> None:
+    active = UniqueBitmap("active", periods=("day",))
+    active.mark(1, datetime(2020, 1, 1, tzinfo=PARIS))
+    report = cleanup.clean_all(now=datetime(2026, 1, 1, tzinfo=PARIS), kinds=["bitmap"])[0]
+    assert report.metrics_removed == ["active"]
+    assert UniqueBitmap.objects.names() == [] and backend_keys(paris) == []
+    active.mark(2, datetime(2026, 1, 1, tzinfo=PARIS))
+    assert UniqueBitmap.objects.names() == ["active"]
+    # A bitmap that still holds a period is never retired, whatever the catalogue says.
+    assert not bitmaps._retire(paris.client, active)
+    assert UniqueBitmap.objects.names() == ["active"]
