@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from .batch import Batch
+from .bitmaps import UniqueBitmap
 from .connection import get_redis_connection
 from .counter import Counter
 
-__all__ = ["Batch", "Counter", "get_redis_connection"]
+__all__ = ["Batch", "Counter", "UniqueBitmap", "get_redis_connection"]
 __version__ = "0.1.0"

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from . import catalogue
+from .bitmaps import KIND as BITMAP_KIND
+from .bitmaps import clean_bitmaps
 from .connection import RedisClient, get_redis_connection
 from .counter import KIND as COUNTER_KIND
 from .keys import catalogue_key, metric_key, pattern, to_str
@@ -196,6 +198,7 @@ Cleaner = Callable[..., CleanupReport]
 #: Every kind of metric's cleaner, run in this order by ``clean_all`` and ``clean_metrics``.
 CLEANERS: dict[str, Cleaner] = {
     COUNTER_KIND: clean_counters,
+    BITMAP_KIND: clean_bitmaps,
     TEMP_KIND: clean_temporary,
 }
 

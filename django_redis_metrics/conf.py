@@ -15,6 +15,9 @@ SETTING_NAME = "DJANGO_REDIS_METRICS"
 
 DEFAULT_PRECISIONS: tuple[int, ...] = (1, 5, 60, 300, 3600, 18000, 86400)
 DEFAULT_SAMPLES = 120
+#: Periods of each kind a UniqueBitmap keeps, counting the current one: 2 days of hours, about
+#: 3 months of days, 2 years of ISO weeks, 5 years of months.
+DEFAULT_BITMAP_RETENTION: dict[str, int] = {"hour": 48, "day": 92, "week": 105, "month": 60}
 #: View names (``fnmatch`` patterns) the middleware does not count: the admin, health checks.
 DEFAULT_EXCLUDE_VIEWS: tuple[str, ...] = (
     "admin:*", "health", "healthz", "health_check", "health_check:*", "ping",
@@ -32,6 +35,8 @@ DEFAULTS: dict[str, Any] = {
     "SOCKET_CONNECT_TIMEOUT": 2.0,
     "COUNTER_PRECISIONS": DEFAULT_PRECISIONS,
     "COUNTER_SAMPLES": DEFAULT_SAMPLES,
+    "BITMAP_RETENTION": DEFAULT_BITMAP_RETENTION,
+    "BITMAP_CACHE_TTL": 86400,
     # Django integration (middleware.py, decorators.py, failopen.py)
     "HITS_COUNTER": "hits",
     "VIEW_COUNTER": "hits:{view}",
@@ -94,6 +99,16 @@ class Settings:
     def COUNTER_SAMPLES(self) -> int:
         return int(self.get("COUNTER_SAMPLES"))
 
+    @property
+    def BITMAP_RETENTION(self) -> dict[str, int]:
+        """Periods kept per period kind; kinds not given keep their default."""
+        value: Mapping[str, int] = self.get("BITMAP_RETENTION")
+        return {**DEFAULT_BITMAP_RETENTION, **value}
+
+    @property
+    def BITMAP_CACHE_TTL(self) -> int:
+        """Seconds the union of periods that are over stays cached; 0 disables the cache."""
+        return int(self.get("BITMAP_CACHE_TTL"))
     # Django integration
 
     @property

@@ -1,0 +1,708 @@
+"""UniqueBitmap: one bit per user per period (Spool's design), counted and combined in Redis.
+
+``mark`` sets the user's bit in the key of every configured period (write-time fan-out, as in
+bitmapist), so the count of a day, an ISO week or a month is a single BITCOUNT. Ranges and
+combinations are lazy :class:`BitmapQuery` trees evaluated by one Lua script with BITOP and
+BITCOUNT/GETBIT: nothing is pulled into Python. A range is covered by the fewest period keys
+(whole months, then whole ISO weeks, then days), and the union of periods that are over is cached
+under a key with a TTL. Temporary keys are always written with a TTL in the same script.
+
+On Redis Cluster each bitmap's keys share one hash tag, so a query over one bitmap is one script
+in one slot. A query combining bitmaps copies each foreign operand into the first bitmap's slot
+(GET + SET PX, or DUMP/RESTORE for a sparse one; always with a TTL) and evaluates there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, ClassVar
+
+from . import catalogue
+from .batch import Batch, ScriptCall, run_calls
+from .conf import conf
+from .connection import RedisClient, get_redis_connection, is_cluster
+from .keys import catalogue_key, metric_key, temp_key, to_str, validate_name
+from .periods import (
+    PERIOD_NAMES,
+    Day,
+    Month,
+    Period,
+    Week,
+    days_between,
+    get_zone,
+    period_class,
+)
+from .scripts import script
+from .timeutil import When, to_timestamp
+
+KIND = "bitmap"
+#: Kind and name of the id mapping's keys: one mapping per PREFIX, shared by every bitmap.
+ID_KIND = "bitmapid"
+ID_NAME = "ids"
+#: Bit offsets are 32-bit: a bitmap addressing offset 2**32 - 1 takes 512 MB.
+MAX_OFFSET = 2**32 - 1
+MAX_ID_LENGTH = 512
+#: Assigned ids kept in process (assignments never change), per connection and prefix.
+ID_CACHE_SIZE = 100_000
+#: TTL of temporary BITOP results: they are deleted by the script that makes them, this is a net.
+TEMP_TTL_MS = 60_000
+DEFAULT_PERIODS = ("day", "week", "month")
+OPERATORS = ("AND", "OR", "XOR", "DIFF")
+
+
+# User ids
+
+
+class _IdCache:
+    """Offsets assigned to non-integer ids, bounded, shared by the threads of a process."""
+
+    def __init__(self, size: int = ID_CACHE_SIZE) -> None:
+        self.size = size
+        self._data: OrderedDict[tuple[str, str, str], int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _scope() -> tuple[str, str]:
+        return conf.CONNECTION, conf.PREFIX
+
+    def get(self, user_id: str) -> int | None:
+        with self._lock:
+            return self._data.get((*self._scope(), user_id))
+
+    def put(self, user_id: str, offset: int) -> None:
+        with self._lock:
+            self._data[(*self._scope(), user_id)] = offset
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+id_cache = _IdCache()
+
+
+def normalize_id(user_id: object) -> int | str:
+    """An int bit offset, or the string to map for a UUID/str id; clear errors otherwise."""
+    if isinstance(user_id, bool):
+        raise TypeError(f"A user id must be an int, str or UUID, not a bool ({user_id!r}).")
+    if isinstance(user_id, int):
+        if not 0 <= user_id <= MAX_OFFSET:
+            raise ValueError(
+                f"An integer user id is a bit offset and must be in [0, 2**32), not {user_id}. "
+                "Pass larger or negative ids as str to have them mapped."
+            )
+        return user_id
+    if isinstance(user_id, uuid.UUID):
+        return str(user_id)
+    if isinstance(user_id, str):
+        if not user_id or len(user_id) > MAX_ID_LENGTH:
+            raise ValueError(
+                f"A str user id must have 1 to {MAX_ID_LENGTH} characters, not {len(user_id)}."
+            )
+        return user_id
+    raise TypeError(
+        f"A user id must be an int, str or UUID, not {type(user_id).__name__}: {user_id!r}."
+    )
+
+
+def id_map_keys() -> list[str]:
+    """The shared mapping hash (id -> offset) and its sequence."""
+    return [metric_key(ID_KIND, ID_NAME, "map"), metric_key(ID_KIND, ID_NAME, "seq")]
+
+
+def resolve_ids(
+    client: RedisClient, ids: Sequence[str], *, assign: bool
+) -> list[int | None]:
+    """Offsets of mapped ids (from the cache, else one script call); ``None`` if unknown."""
+    offsets: list[int | None] = [id_cache.get(i) for i in ids]
+    missing = [i for i, offset in zip(ids, offsets, strict=True) if offset is None]
+    if missing:
+        answer = script("bitmap_ids")(client, id_map_keys(), ["1" if assign else "0", *missing])
+        found = dict(zip(missing, (int(v) for v in answer), strict=True))
+        for user_id, offset in found.items():
+            if offset >= 0:
+                id_cache.put(user_id, offset)
+        offsets = [o if o is not None else (found[i] if found[i] >= 0 else None)
+                   for i, o in zip(ids, offsets, strict=True)]
+    return offsets
+
+
+def lookup_offset(client: RedisClient, user_id: object) -> int | None:
+    """The bit offset of ``user_id`` without assigning one; ``None`` for an unmapped id."""
+    value = normalize_id(user_id)
+    if isinstance(value, int):
+        return value
+    return resolve_ids(client, [value], assign=False)[0]
+
+
+# Queries
+
+
+class BitmapQuery:
+    """A lazy set of users: evaluated in Redis by ``count()`` and ``in``, never in Python.
+
+    Combine with ``|`` (union), ``&`` (intersection), ``-`` (difference) and ``^`` (symmetric
+    difference), also across different bitmaps.
+    """
+
+    def __or__(self, other: BitmapQuery) -> BitmapQuery:
+        return _combine("OR", self, other)
+
+    def __and__(self, other: BitmapQuery) -> BitmapQuery:
+        return _combine("AND", self, other)
+
+    def __sub__(self, other: BitmapQuery) -> BitmapQuery:
+        return _combine("DIFF", self, other)
+
+    def __xor__(self, other: BitmapQuery) -> BitmapQuery:
+        return _combine("XOR", self, other)
+
+    def leaves(self) -> list[PeriodUnion]:
+        raise NotImplementedError
+
+    def count(self) -> int:
+        """How many users are in the set (BITCOUNT of the result)."""
+        return int(_evaluate(self, "count"))
+
+    def __contains__(self, user_id: object) -> bool:
+        client = get_redis_connection()
+        offset = lookup_offset(client, user_id)
+        if offset is None:
+            return False
+        return bool(int(_evaluate(self, "getbit", offset, client=client)))
+
+    def __bool__(self) -> bool:
+        raise TypeError("A bitmap query has no truth value; use .count() or `user_id in query`.")
+
+
+@dataclass(frozen=True, eq=False)
+class PeriodUnion(BitmapQuery):
+    """The union of some period keys of one bitmap (a period, a range, a cover)."""
+
+    bitmap: UniqueBitmap
+    periods: tuple[Period, ...]
+    cacheable: bool = False
+
+    def leaves(self) -> list[PeriodUnion]:
+        return [self]
+
+    @property
+    def keys(self) -> list[str]:
+        return [self.bitmap.key(p) for p in self.periods]
+
+    @property
+    def cache_key(self) -> str:
+        digest = hashlib.sha1("\0".join(self.keys).encode()).hexdigest()[:24]
+        return temp_key(KIND, self.bitmap.name, f"cache:{digest}")
+
+    def __repr__(self) -> str:
+        parts = ", ".join(p.key_part for p in self.periods) or "nothing"
+        return f"<{self.bitmap.name}: {parts}>"
+
+
+@dataclass(frozen=True, eq=False)
+class Operation(BitmapQuery):
+    op: str
+    left: BitmapQuery
+    right: BitmapQuery
+
+    def leaves(self) -> list[PeriodUnion]:
+        return [*self.left.leaves(), *self.right.leaves()]
+
+    def __repr__(self) -> str:
+        symbol = {"AND": "&", "OR": "|", "XOR": "^", "DIFF": "-"}[self.op]
+        return f"({self.left!r} {symbol} {self.right!r})"
+
+
+@dataclass(frozen=True, eq=False)
+class _Copied(BitmapQuery):
+    """A foreign operand copied into the evaluating slot (Redis Cluster only)."""
+
+    key: str
+
+    def leaves(self) -> list[PeriodUnion]:
+        return []
+
+
+def _combine(op: str, left: BitmapQuery, right: object) -> BitmapQuery:
+    if not isinstance(right, BitmapQuery):
+        raise TypeError(f"A bitmap query combines only with another query, not {right!r}.")
+    return Operation(op, left, right)
+
+
+class _Program:
+    """Compiles a query tree into the postfix program of ``bitmap_query.lua``."""
+
+    def __init__(self, home: str) -> None:
+        self.home = home
+        self.keys: list[str] = []
+        self.index: dict[str, int] = {}
+        self.code: list[str | int] = []
+        self.token = uuid.uuid4().hex[:16]
+        self.counter = itertools.count()
+
+    def key(self, name: str) -> int:
+        if name not in self.index:
+            self.keys.append(name)
+            self.index[name] = len(self.keys)
+        return self.index[name]
+
+    def temp(self) -> int:
+        return self.key(temp_key(KIND, self.home, f"{self.token}:{next(self.counter)}"))
+
+    def emit(self, node: BitmapQuery) -> None:
+        if isinstance(node, PeriodUnion):
+            keys = node.keys
+            if len(keys) == 1:
+                self.code += ["K", self.key(keys[0])]
+                return
+            cached = node.cacheable and conf.BITMAP_CACHE_TTL > 0
+            dest = self.key(node.cache_key) if cached else self.temp()
+            self.code += ["U", dest, int(cached), len(keys), *(self.key(k) for k in keys)]
+        elif isinstance(node, _Copied):
+            self.code += ["T", self.key(node.key)]
+        elif isinstance(node, Operation):
+            self.emit(node.left)
+            self.emit(node.right)
+            self.code += ["O", node.op, self.temp()]
+        else:  # pragma: no cover - every node type is handled above
+            raise TypeError(f"Not a bitmap query: {node!r}")
+
+
+def _run_program(
+    client: RedisClient, node: BitmapQuery, home: str, mode: str, offset: int = 0
+) -> Any:
+    program = _Program(home)
+    program.emit(node)
+    cache_ttl = max(conf.BITMAP_CACHE_TTL, 1) * 1000
+    args = [TEMP_TTL_MS, cache_ttl, mode, offset, *program.code]
+    return script("bitmap_query")(client, program.keys, args)
+
+
+def _evaluate(
+    query: BitmapQuery, mode: str, offset: int = 0, *, client: RedisClient | None = None
+) -> Any:
+    client = client or get_redis_connection()
+    leaves = query.leaves()
+    home = leaves[0].bitmap.name
+    if is_cluster(client) and any(leaf.bitmap.name != home for leaf in leaves):
+        copies: list[str] = []
+        try:
+            local = _localize(client, query, home, copies)
+            return _run_program(client, local, home, mode, offset)
+        finally:
+            if copies:
+                for key in copies:
+                    client.unlink(key)
+    return _run_program(client, query, home, mode, offset)
+
+
+def _localize(client: RedisClient, node: BitmapQuery, home: str, copies: list[str]) -> BitmapQuery:
+    """Replace every operand of another bitmap by a copy in ``home``'s slot (Redis Cluster)."""
+    if isinstance(node, Operation):
+        return Operation(
+            node.op,
+            _localize(client, node.left, home, copies),
+            _localize(client, node.right, home, copies),
+        )
+    if not isinstance(node, PeriodUnion) or node.bitmap.name == home:
+        return node
+    stored = _run_program(client, node, node.bitmap.name, "store")
+    target = temp_key(KIND, home, f"copy:{uuid.uuid4().hex}")
+    copies.append(target)
+    if stored:
+        source_key, bits, length = to_str(stored[0]), int(stored[1]), int(stored[2])
+        _copy_bitmap(client, source_key, target, sparse=bits * 8 < length)
+        if source_key not in node.keys and source_key != node.cache_key:
+            client.unlink(source_key)  # the union's temporary result
+    return _Copied(target)
+
+
+def _copy_bitmap(client: RedisClient, source: str, target: str, *, sparse: bool) -> None:
+    """Copy ``source`` to ``target`` (another slot) with a TTL, through the client.
+
+    A sparse bitmap (under one set bit per 8 bytes, mostly zero bytes) goes as DUMP/RESTORE,
+    whose LZF compression shrinks it many times; a dense one as GET + SET PX, which skips the
+    compression attempt and the checksum (about 3x faster at 16 MB).
+    """
+    if sparse:
+        payload = client.dump(source)
+        if payload is not None:
+            if not isinstance(payload, bytes):
+                raise TypeError("Copying a bitmap across slots needs a client returning bytes.")
+            client.restore(target, TEMP_TTL_MS, payload, replace=True)
+        return
+    value = client.get(source)
+    if value is not None:
+        client.set(target, value, px=TEMP_TTL_MS)
+
+
+# The model
+
+
+class UniqueBitmapManager:
+    """``UniqueBitmap.objects``: the bitmaps listed in the catalogue."""
+
+    def names(self) -> list[str]:
+        return list(catalogue.names(get_redis_connection(), KIND))
+
+    def all(self) -> list[UniqueBitmap]:
+        """Every known bitmap, with the periods its writers last used."""
+        client = get_redis_connection()
+        names = self.names()
+        if not names:
+            return []
+        pipe = client.pipeline(transaction=False)
+        for name in names:
+            pipe.hget(metric_key(KIND, name, "meta"), "periods")
+        return [
+            UniqueBitmap.from_meta(name, stored)
+            for name, stored in zip(names, pipe.execute(), strict=True)
+        ]
+
+    def get(self, name: str) -> UniqueBitmap:
+        """The bitmap ``name`` as stored; ``LookupError`` if nothing was ever marked in it."""
+        validate_name(name, "bitmap name")
+        stored = get_redis_connection().hget(metric_key(KIND, name, "meta"), "periods")
+        if stored is None:
+            raise LookupError(f"No bitmap named {name!r} holds data.")
+        return UniqueBitmap.from_meta(name, stored)
+
+
+def validate_periods(periods: object) -> tuple[str, ...]:
+    """Known, distinct period names in canonical order (hour, day, week, month)."""
+    if isinstance(periods, str | bytes) or not isinstance(periods, Iterable):
+        raise TypeError(f"periods must be a sequence of period names, not {periods!r}.")
+    names = list(periods)
+    if not names:
+        raise ValueError("periods must name at least one period.")
+    for name in names:
+        period_class(name)
+    return tuple(p for p in PERIOD_NAMES if p in names)
+
+
+class UniqueBitmap:
+    """Unique users per hour, day, ISO week and month.
+
+    >>> active = UniqueBitmap("active_users")
+    >>> active.mark(42)
+    >>> active.count("day")
+    >>> (active.between(start, end) & premium.month(2026, 11)).count()
+    """
+
+    objects: ClassVar[UniqueBitmapManager] = UniqueBitmapManager()
+
+    def __init__(self, name: str, periods: Sequence[str] = DEFAULT_PERIODS) -> None:
+        self.name = validate_name(name, "bitmap name")
+        self.periods = validate_periods(periods)
+
+    @classmethod
+    def from_meta(cls, name: str, stored: bytes | str | None) -> UniqueBitmap:
+        names = [p for p in to_str(stored or "").split(",") if p in PERIOD_NAMES]
+        return cls(name, periods=names or DEFAULT_PERIODS)
+
+    def __repr__(self) -> str:
+        return f"<UniqueBitmap {self.name!r} periods={self.periods}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UniqueBitmap) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((KIND, self.name))
+
+    # Keys
+
+    def key(self, period: Period) -> str:
+        """The bitmap of one period, e.g. ``metrics:bitmap:{active}:week:2020-W53``."""
+        return metric_key(KIND, self.name, period.name, period.suffix)
+
+    @property
+    def meta_key(self) -> str:
+        return metric_key(KIND, self.name, "meta")
+
+    def index_key(self, period_name: str) -> str:
+        """The sorted set of this bitmap's periods of one kind, scored by their start."""
+        return metric_key(KIND, self.name, "index", period_name)
+
+    def _period(self, period: str | Period, when: When = None) -> Period:
+        if isinstance(period, Period):
+            chosen: Period = period
+        else:
+            chosen = period_class(period).containing(when)
+        if chosen.name not in self.periods:
+            raise ValueError(
+                f"Bitmap {self.name!r} keeps no {chosen.name} keys; "
+                f"it keeps {', '.join(self.periods)}."
+            )
+        return chosen
+
+    # Writing
+
+    def mark(self, user_id: object, when: When = None, *, batch: Batch | None = None) -> None:
+        """Set ``user_id``'s bit in every configured period holding ``when``: one atomic round
+        trip (a first-seen str/UUID id on Redis Cluster costs one more, to map it).
+
+        With ``batch``, the write is queued and sent with the batch's other writes.
+        """
+        value = normalize_id(user_id)
+        timestamp = to_timestamp(when)
+        client = get_redis_connection()
+        inline = catalogue.inline_catalogue(client)
+        mapped: str | None = None
+        if isinstance(value, int):
+            offset: int | None = value
+        else:
+            offset = id_cache.get(value)
+            if offset is None:
+                if inline:
+                    mapped = value
+                else:
+                    offset = resolve_ids(client, [value], assign=True)[0]
+        zone = get_zone()
+        periods = [period_class(name).containing(timestamp, zone) for name in self.periods]
+        keys = [self.meta_key, *(self.key(p) for p in periods),
+                *(self.index_key(p.name) for p in periods)]
+        if inline:
+            keys.append(catalogue_key(KIND))
+        if mapped is not None:
+            keys += id_map_keys()
+        args: list[str | int | float] = [
+            self.name, len(periods), int(inline), int(mapped is not None),
+            mapped if mapped is not None else int(offset or 0), ",".join(self.periods),
+        ]
+        for period in periods:
+            args += [period.suffix, int(period.start_ts)]
+        call = ScriptCall(script("bitmap_mark"), keys, args, after=self._after_mark(mapped))
+        if batch is not None:
+            batch.add(call)
+        else:
+            run_calls(client, [call])
+
+    def _after_mark(self, mapped: str | None) -> Any:
+        def after(client: RedisClient, reply: Any) -> None:
+            created, offset = int(reply[0]), int(reply[1])
+            if mapped is not None:
+                id_cache.put(mapped, offset)
+            if created and not catalogue.inline_catalogue(client):
+                catalogue.register(client, KIND, self.name)
+
+        return after
+
+    def delete(self) -> None:
+        """Remove every period key of this bitmap and its catalogue entry (in bounded steps)."""
+        client = get_redis_connection()
+        for name in PERIOD_NAMES:
+            index = self.index_key(name)
+            while True:
+                members = [to_str(m) for m in client.zrange(index, 0, 499)]  # type: ignore[arg-type]
+                if not members:
+                    break
+                keys = [metric_key(KIND, self.name, name, m) for m in members]
+                script("bitmap_drop")(client, [index, *keys], members)
+        client.delete(self.meta_key)
+        catalogue.unregister(client, KIND, self.name, self.meta_key)
+
+    # Reading
+
+    def count(self, period: str | Period, when: When = None) -> int:
+        """Distinct users in the ``period`` ("hour", "day", "week", "month") holding ``when``."""
+        return int(get_redis_connection().bitcount(self.key(self._period(period, when))))
+
+    def contains(self, user_id: object, period: str | Period, when: When = None) -> bool:
+        """Whether ``user_id`` was marked in the ``period`` holding ``when``."""
+        key = self.key(self._period(period, when))
+        client = get_redis_connection()
+        offset = lookup_offset(client, user_id)
+        return offset is not None and bool(client.getbit(key, offset))
+
+    def query(self, period: str | Period, when: When = None) -> PeriodUnion:
+        """The users of one period, as a query to combine with others."""
+        chosen = self._period(period, when)
+        return PeriodUnion(self, (chosen,), cacheable=False)
+
+    def day(self, when: When = None) -> PeriodUnion:
+        return self.query("day", when)
+
+    def week(self, iso_year: int, week: int) -> PeriodUnion:
+        """The ISO week ``week`` of ``iso_year`` (weeks 52 or 53 may belong to the next year)."""
+        return self.query(Week.of(iso_year, week))
+
+    def month(self, year: int, month: int) -> PeriodUnion:
+        return self.query(Month.of(year, month))
+
+    def between(self, start: When | date, end: When | date) -> BitmapQuery:
+        """Users marked on any day from ``start``'s day to ``end``'s day (inclusive); ``start``
+        and ``end`` are instants, or ``date`` objects naming days in ``TIME_ZONE``.
+
+        Covered by whole months, whole ISO weeks and leftover days (only the periods this bitmap
+        keeps); the part that is over is cached, the running part is always read fresh.
+        """
+        days = list(days_between(start, end))
+        cover = self._cover(days)
+        now = to_timestamp(None)
+        over = tuple(p for p in cover if p.is_over(now))
+        running = tuple(p for p in cover if not p.is_over(now))
+        parts = [PeriodUnion(self, chunk, cacheable=cache) for chunk, cache in
+                 ((over, True), (running, False)) if chunk]
+        query: BitmapQuery = parts[0]
+        for part in parts[1:]:
+            query = query | part
+        return query
+
+    def last(self, days: int, when: When = None) -> BitmapQuery:
+        """Users marked in the ``days`` days ending with ``when``'s day (today by default)."""
+        if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+            raise ValueError(f"days must be a positive int, not {days!r}.")
+        today = Day.containing(when)
+        return self.between(today.shift(-(days - 1)).start_ts, today.start_ts)
+
+    def _cover(self, days: list[Day]) -> list[Period]:
+        """The fewest keys whose union is exactly these consecutive days."""
+        first, last = days[0].start_ts, days[-1].end_ts
+        covered: set[float] = set()
+        cover: list[Period] = []
+        for coarse in ("month", "week"):
+            if coarse not in self.periods:
+                continue
+            seen: set[float] = set()
+            for day in days:
+                period = period_class(coarse).containing(day.start_ts, day.tz)
+                if period.start_ts in seen or day.start_ts in covered:
+                    continue
+                seen.add(period.start_ts)
+                if period.start_ts >= first and period.end_ts <= last:
+                    cover.append(period)
+                    covered.update(d.start_ts for d in period.days())
+        leftover = [d for d in days if d.start_ts not in covered]
+        if leftover and "day" not in self.periods:
+            raise ValueError(
+                f"Bitmap {self.name!r} keeps no day keys, so it cannot answer a range that is not "
+                f"made of whole {' or '.join(self.periods)}s."
+            )
+        return sorted([*cover, *leftover])
+
+    def cohort(
+        self, period: str = "week", start: When = None, periods: int = 8
+    ) -> list[list[int]]:
+        """A retention table: row i holds the users of period i, then how many of them were
+        marked again 1, 2, ... periods later (up to the last of ``periods`` periods).
+
+        ``start`` is any instant of the first period (default: ``periods - 1`` periods ago).
+        One script call per row, each a bounded number of BITOP AND + BITCOUNT.
+        """
+        if isinstance(periods, bool) or not isinstance(periods, int) or periods < 1:
+            raise ValueError(f"periods must be a positive int, not {periods!r}.")
+        first = self._period(period, start) if start is not None else \
+            self._period(period).shift(-(periods - 1))
+        sequence = [first.shift(i) for i in range(periods)]
+        client = get_redis_connection()
+        rows = []
+        for i in range(periods):
+            keys = [self.key(p) for p in sequence[i:]]
+            temp = temp_key(KIND, self.name, f"cohort:{uuid.uuid4().hex}")
+            answer = script("bitmap_cohort")(client, [*keys, temp], [TEMP_TTL_MS])
+            rows.append([int(v) for v in answer])
+        return rows
+
+
+# Settings and retention
+
+
+def validate_retention(value: object) -> dict[str, int]:
+    """``BITMAP_RETENTION``: period name -> positive number of periods kept."""
+    if not isinstance(value, dict):
+        raise TypeError(f"must be a dict of period name -> periods kept, not {value!r}.")
+    for name, keep in value.items():
+        period_class(name)
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+            raise ValueError(f"{name!r} must keep a positive int number of periods, not {keep!r}.")
+    return {str(k): int(v) for k, v in value.items()}
+
+
+def validate_cache_ttl(value: object) -> int:
+    """``BITMAP_CACHE_TTL``: seconds, 0 to disable the cache of past unions."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"must be a non-negative int number of seconds, not {value!r}.")
+    return value
+
+
+def retention_cutoff(period_name: str, keep: int, now: float) -> float:
+    """The start of the oldest period kept: ``keep`` periods counting the current one."""
+    current = period_class(period_name).containing(now)
+    return current.shift(-(keep - 1)).start_ts
+
+
+def clean_bitmaps(
+    client: RedisClient | None = None,
+    *,
+    now: When = None,
+    passes: int = 0,
+    dry_run: bool = False,
+    batch_size: int = 500,
+) -> Any:
+    """One pass over every listed bitmap: drop the periods older than ``BITMAP_RETENTION``.
+
+    Old periods are found in each bitmap's per-period index (a sorted set scored by period
+    start), never with KEYS, and dropped in batches of ``batch_size``; a bitmap left with no
+    period at all is removed from the catalogue. Cheap enough to run on every pass.
+    """
+    from .cleanup import CleanupReport  # cleanup imports this module to register the cleaner
+
+    client = client or get_redis_connection()
+    timestamp = to_timestamp(now, "now")
+    retention = conf.BITMAP_RETENTION
+    cutoffs = {p: retention_cutoff(p, retention[p], timestamp) for p in PERIOD_NAMES}
+    report = CleanupReport(KIND, dry_run=dry_run)
+    for name in catalogue.names(client, KIND):
+        report.metrics_checked += 1
+        bitmap = UniqueBitmap(name, periods=PERIOD_NAMES)
+        for period_name, cutoff in cutoffs.items():
+            removed = _drop_before(client, bitmap, period_name, cutoff, dry_run, batch_size)
+            report.items_removed += removed
+            if removed:
+                report.details.append(f"bitmap {name!r}: {removed} {period_name} periods")
+        if not dry_run and _retire(client, bitmap):
+            report.metrics_removed.append(name)
+            report.details.append(f"bitmap {name!r}: empty, removed from the catalogue")
+    return report
+
+
+def _drop_before(
+    client: RedisClient,
+    bitmap: UniqueBitmap,
+    period_name: str,
+    cutoff: float,
+    dry_run: bool,
+    batch_size: int,
+) -> int:
+    index = bitmap.index_key(period_name)
+    if dry_run:
+        return int(client.zcount(index, "-inf", f"({cutoff}"))
+    removed = 0
+    while True:
+        found = client.zrangebyscore(index, "-inf", f"({cutoff}", start=0, num=batch_size)
+        members = [to_str(m) for m in found]  # type: ignore[arg-type]
+        if not members:
+            return removed
+        keys = [metric_key(KIND, bitmap.name, period_name, m) for m in members]
+        script("bitmap_drop")(client, [index, *keys], members)
+        removed += len(members)
+
+
+def _retire(client: RedisClient, bitmap: UniqueBitmap) -> bool:
+    inline = catalogue.inline_catalogue(client)
+    keys = [bitmap.meta_key, *(bitmap.index_key(p) for p in PERIOD_NAMES)]
+    if inline:
+        keys.append(catalogue_key(KIND))
+    if int(script("bitmap_retire")(client, keys, [bitmap.name, int(inline)])) != 1:
+        return False
+    return inline or catalogue.unregister(client, KIND, bitmap.name, bitmap.meta_key)

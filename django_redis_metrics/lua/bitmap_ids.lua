@@ -1,0 +1,22 @@
+-- Map ids (strings, UUIDs) to dense bit offsets, assigning new ones atomically.
+-- KEYS[1]  the mapping hash (id -> offset);  KEYS[2]  its sequence (offsets handed out so far)
+-- ARGV     the ids;  ARGV[1] is "1" to assign missing ids, "0" to only look them up
+-- Returns one offset per id (ARGV[2..]), or -1 for an unknown id when only looking up.
+local assign = ARGV[1] == '1'
+local result = {}
+for i = 2, #ARGV do
+    local offset = redis.call('HGET', KEYS[1], ARGV[i])
+    if offset then
+        offset = tonumber(offset)
+    elseif assign then
+        offset = redis.call('INCR', KEYS[2]) - 1
+        if offset >= 4294967296 then
+            return redis.error_reply('ERR the id mapping is full (2^32 ids assigned)')
+        end
+        redis.call('HSET', KEYS[1], ARGV[i], offset)
+    else
+        offset = -1
+    end
+    result[#result + 1] = offset
+end
+return result

@@ -1,0 +1,137 @@
+-- Evaluate a bitmap query (a postfix program of unions and bit operations) inside one slot.
+-- KEYS             every key the program names (source bitmaps, cache keys, temporary keys)
+-- ARGV[1]          TTL of temporary keys (ms);  ARGV[2]  TTL of cached unions (ms)
+-- ARGV[3]          what to answer: "count" (BITCOUNT), "getbit" (GETBIT ARGV[4]) or "store"
+--                  (keep the result, return {its key, BITCOUNT, STRLEN} to copy it to another
+--                  slot, or false when it is empty)
+-- ARGV[5..]        the program:
+--   K i              push KEYS[i] as it is (a source bitmap)
+--   T i              push KEYS[i], a temporary key made by the caller: deleted at the end
+--   U d c n i1..in   push the union of KEYS[i1..in] stored in KEYS[d]; c = 1 makes KEYS[d] a
+--                    cache (reused while it exists, kept with the cache TTL)
+--   O op d           pop b, pop a, push (a op b) stored in KEYS[d]; op: AND, OR, XOR, DIFF
+-- Every key this script writes gets a TTL in the same step; temporaries are deleted at the end.
+-- Missing keys are empty bitmaps. BITOP takes its fast word-at-a-time path only for at most 16
+-- sources that all exist, so unions skip missing keys and go in chunks of 16.
+local temp_ttl, cache_ttl, mode = ARGV[1], ARGV[2], ARGV[3]
+local stack, temps = {}, {}
+
+local function exists(key)
+    return redis.call('EXISTS', key) == 1
+end
+
+local function bitop(op, dest, sources, ttl)
+    redis.call('BITOP', op, dest, unpack(sources))
+    redis.call('PEXPIRE', dest, ttl)
+end
+
+local function union(dest, cached, sources)
+    if cached and exists(dest) then
+        return dest
+    end
+    local present = {}
+    for _, key in ipairs(sources) do
+        if exists(key) then
+            present[#present + 1] = key
+        end
+    end
+    if #present == 0 then
+        return nil
+    end
+    if #present == 1 then
+        return present[1]
+    end
+    local ttl = cached and cache_ttl or temp_ttl
+    if not cached then
+        temps[#temps + 1] = dest
+    end
+    local chunk = {}
+    for _, key in ipairs(present) do
+        chunk[#chunk + 1] = key
+        if #chunk == 16 then
+            bitop('OR', dest, chunk, ttl)
+            chunk = {dest}
+        end
+    end
+    if #chunk > 1 or chunk[1] ~= dest then
+        bitop('OR', dest, chunk, ttl)
+    end
+    return dest
+end
+
+local function operate(op, dest, a, b)
+    -- nil stands for an empty bitmap; shortcuts avoid BITOP's slow path over missing keys.
+    if op == 'AND' then
+        if a == nil or b == nil then return nil end
+    elseif op == 'DIFF' then
+        if a == nil then return nil end
+        if b == nil then return a end
+    else
+        if a == nil then return b end
+        if b == nil then return a end
+    end
+    temps[#temps + 1] = dest
+    if op == 'DIFF' then
+        -- a AND NOT b, as a XOR (a AND b): BITOP NOT would clip a to b's length.
+        bitop('AND', dest, {a, b}, temp_ttl)
+        if exists(dest) then
+            bitop('XOR', dest, {a, dest}, temp_ttl)
+        else
+            bitop('OR', dest, {a}, temp_ttl)
+        end
+    else
+        bitop(op, dest, {a, b}, temp_ttl)
+    end
+    if exists(dest) then
+        return dest
+    end
+    return nil
+end
+
+local pc, top = 5, 0
+while pc <= #ARGV do
+    local code = ARGV[pc]
+    if code == 'K' or code == 'T' then
+        local key = KEYS[tonumber(ARGV[pc + 1])]
+        if code == 'T' then
+            temps[#temps + 1] = key
+        end
+        top = top + 1
+        stack[top] = exists(key) and key or nil
+        pc = pc + 2
+    elseif code == 'U' then
+        local n = tonumber(ARGV[pc + 3])
+        local sources = {}
+        for i = 1, n do
+            sources[i] = KEYS[tonumber(ARGV[pc + 3 + i])]
+        end
+        top = top + 1
+        stack[top] = union(KEYS[tonumber(ARGV[pc + 1])], ARGV[pc + 2] == '1', sources)
+        pc = pc + 4 + n
+    elseif code == 'O' then
+        local b, a = stack[top], stack[top - 1]
+        top = top - 1
+        stack[top] = operate(ARGV[pc + 1], KEYS[tonumber(ARGV[pc + 2])], a, b)
+        pc = pc + 3
+    else
+        return redis.error_reply('ERR unknown bitmap program code ' .. tostring(code))
+    end
+end
+
+local result = stack[top]
+local answer
+if mode == 'count' then
+    answer = result and redis.call('BITCOUNT', result) or 0
+elseif mode == 'getbit' then
+    answer = result and redis.call('GETBIT', result, ARGV[4]) or 0
+elseif result then
+    answer = {result, redis.call('BITCOUNT', result), redis.call('STRLEN', result)}
+else
+    answer = false
+end
+for _, key in ipairs(temps) do
+    if not (mode == 'store' and key == result) then
+        redis.call('UNLINK', key)
+    end
+end
+return answer

@@ -1,0 +1,507 @@
+"""UniqueBitmap against Python sets, on the single node and on the Redis Cluster.
+
+The expected sets are computed with ``datetime``/``zoneinfo`` directly (not with the periods
+module), from random marks across a year end with ISO week 53 and across a DST change.
+"""
+
+from __future__ import annotations
+
+import operator
+import random
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime, timedelta
+from io import StringIO
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+import redis
+from django.core.management import call_command
+
+from django_redis_metrics import Batch, UniqueBitmap, bitmaps, cleanup
+from django_redis_metrics.bitmaps import BitmapQuery, id_cache
+from django_redis_metrics.checks import check_settings
+from django_redis_metrics.periods import Day, Month, Week
+
+ZONE = "Europe/Paris"
+PARIS = ZoneInfo(ZONE)
+# Two windows: the 2020/2021 year end (ISO week 2020-W53 spans it), and the end of CEST in 2026.
+WINDOWS = [
+    (datetime(2020, 12, 20, tzinfo=PARIS), datetime(2021, 1, 12, tzinfo=PARIS)),
+    (datetime(2026, 10, 18, tzinfo=PARIS), datetime(2026, 11, 4, tzinfo=PARIS)),
+]
+OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "|": operator.or_, "&": operator.and_, "-": operator.sub, "^": operator.xor,
+}
+
+
+@pytest.fixture
+def paris(backend: Any, settings: Any) -> Any:
+    settings.DJANGO_REDIS_METRICS = {**settings.DJANGO_REDIS_METRICS, "TIME_ZONE": ZONE}
+    return backend
+
+
+class Truth:
+    """The users of every period of one bitmap, as Python sets keyed like the bitmap keys."""
+
+    def __init__(self) -> None:
+        self.sets: dict[tuple[str, str], set[object]] = defaultdict(set)
+
+    def mark(self, user: object, ts: float) -> None:
+        local = datetime.fromtimestamp(ts, PARIS)
+        iso = local.date().isocalendar()
+        self.sets["hour", local.strftime("%Y-%m-%dT%H%z")].add(user)
+        self.sets["day", local.date().isoformat()].add(user)
+        self.sets["week", f"{iso.year}-W{iso.week:02d}"].add(user)
+        self.sets["month", f"{local.year}-{local.month:02d}"].add(user)
+
+    def days(self, first: date, last: date) -> set[object]:
+        users: set[object] = set()
+        day = first
+        while day <= last:
+            users |= self.sets.get(("day", day.isoformat()), set())
+            day += timedelta(days=1)
+        return users
+
+
+def random_instants(rng: random.Random, count: int) -> Iterator[float]:
+    for _ in range(count):
+        start, end = rng.choice(WINDOWS)
+        yield rng.uniform(start.timestamp(), end.timestamp())
+
+
+def random_user(rng: random.Random) -> object:
+    # Mapped ids take the offsets 0, 1, 2, ...: integer ids start at 100 so the two never meet
+    # (mixing both kinds in one PREFIX is the caller's responsibility; see the README).
+    if rng.random() < 0.15:
+        return f"user-{rng.randrange(30)}"
+    return rng.randrange(100, 400) * rng.choice([1, 1, 1, 1000])
+
+
+def populate(rng: random.Random, bitmap: UniqueBitmap, marks: int) -> Truth:
+    truth = Truth()
+    for ts in random_instants(rng, marks):
+        user = random_user(rng)
+        bitmap.mark(user, ts)
+        truth.mark(user, ts)
+    return truth
+
+
+def random_range(rng: random.Random) -> tuple[date, date]:
+    start, end = rng.choice(WINDOWS)
+    span = (end - start).days
+    first = start.date() + timedelta(days=rng.randrange(span))
+    last = first + timedelta(days=rng.randrange(span - (first - start.date()).days + 1))
+    return first, last
+
+
+def noon(day: date) -> float:
+    return datetime(day.year, day.month, day.day, 12, tzinfo=PARIS).timestamp()
+
+
+def backend_keys(backend: Any) -> list[str]:
+    """Every key of the test (Backend.keys is a SCAN; a name ruff does not mistake for a dict)."""
+    found: list[str] = backend.keys()
+    return found
+
+
+def assert_temp_keys_expire(backend: Any) -> None:
+    temps = [k for k in backend_keys(backend) if ":tmp:" in k]
+    for key in temps:
+        assert backend.client.pttl(key) > 0, key
+
+
+def assert_query_matches(query: BitmapQuery, expected: set[object], rng: random.Random) -> None:
+    assert query.count() == len(expected)
+    for user in rng.sample(sorted(expected, key=str), min(3, len(expected))):
+        assert user in query
+    outsider = rng.randrange(400, 600)
+    assert outsider not in query
+    assert f"never-seen-{outsider}" not in query
+
+
+def test_counts_and_contains_match_sets_across_year_end_and_dst(paris: Any) -> None:
+    rng = random.Random(4)
+    active = UniqueBitmap("active", periods=("hour", "day", "week", "month"))
+    truth = populate(rng, active, 400)
+    assert {kind for kind, _ in truth.sets} == {"hour", "day", "week", "month"}
+    assert ("week", "2020-W53") in truth.sets
+    tz = ZoneInfo(ZONE)
+    for (kind, suffix), users in truth.sets.items():
+        if kind == "day":
+            period = Day.of(date.fromisoformat(suffix), tz)
+        elif kind == "week":
+            period = Week.of(int(suffix[:4]), int(suffix[6:]), tz)
+        elif kind == "month":
+            period = Month.of(int(suffix[:4]), int(suffix[5:]), tz)
+        else:
+            continue
+        assert active.count(kind, period.start_ts + 1) == len(users), (kind, suffix)
+        member = rng.choice(sorted(users, key=str))
+        assert active.contains(member, kind, period.start_ts)
+        assert not active.contains(999_999, kind, period.start_ts)
+    hours = [(s, u) for (k, s), u in truth.sets.items() if k == "hour"]
+    for suffix, users in rng.sample(hours, 20):
+        local = datetime.strptime(suffix, "%Y-%m-%dT%H%z")
+        assert active.count("hour", local.timestamp() + 60) == len(users), suffix
+
+
+def test_both_autumn_hours_are_counted_apart(paris: Any) -> None:
+    active = UniqueBitmap("active", periods=("hour", "day"))
+    first = datetime(2026, 10, 25, 0, 15, tzinfo=UTC)  # 02:15 CEST
+    second = datetime(2026, 10, 25, 1, 15, tzinfo=UTC)  # 02:15 CET
+    active.mark(1, first)
+    active.mark(2, second)
+    active.mark(3, second)
+    assert active.count("hour", first) == 1
+    assert active.count("hour", second) == 2
+    assert active.count("day", first) == 3
+
+
+def test_ranges_match_the_union_of_days(paris: Any) -> None:
+    rng = random.Random(5)
+    active = UniqueBitmap("active")
+    truth = populate(rng, active, 300)
+    ranges = [random_range(rng) for _ in range(12)]
+    ranges += [(date(2020, 12, 28), date(2021, 1, 3)), (date(2026, 10, 18), date(2026, 11, 3))]
+    for first, last in ranges:
+        query = active.between(noon(first), noon(last))
+        assert_query_matches(query, truth.days(first, last), rng)
+        assert active.between(first, last).count() == len(truth.days(first, last))
+    assert_temp_keys_expire(paris)
+
+
+def test_range_cover_uses_months_weeks_then_days(paris: Any) -> None:
+    active = UniqueBitmap("active")
+    days = list(Day.containing(noon(date(2026, 10, 20)), PARIS).shift(i) for i in range(30))
+    cover = active._cover(days)  # type: ignore[arg-type]
+    assert [p.name for p in cover].count("week") == 3
+    assert len(cover) == 12  # Oct 20-25, W44-W46, Nov 16-18
+    whole = list(days_between_dates(date(2026, 11, 1), date(2026, 12, 6)))
+    assert [p.key_part for p in active._cover(whole)] == ["month:2026-11", "week:2026-W49"]
+    for offset in range(60):  # any 30 consecutive days: at most 12 keys
+        window = [days[0].shift(offset + i) for i in range(30)]
+        assert len(active._cover(window)) <= 12  # type: ignore[arg-type]
+    daily = UniqueBitmap("daily", periods=("day",))
+    assert len(daily._cover(days)) == 30  # type: ignore[arg-type]
+    weekly = UniqueBitmap("weekly", periods=("week",))
+    with pytest.raises(ValueError, match="no day keys"):
+        weekly.between(noon(date(2026, 11, 3)), noon(date(2026, 11, 10)))
+    assert weekly.between(noon(date(2026, 11, 2)), noon(date(2026, 11, 15))).count() == 0
+
+
+def days_between_dates(first: date, last: date) -> Iterator[Day]:
+    day = first
+    while day <= last:
+        yield Day.of(day, PARIS)
+        day += timedelta(days=1)
+
+
+def test_every_operator_within_and_across_bitmaps(paris: Any) -> None:
+    rng = random.Random(6)
+    plays = UniqueBitmap("plays")
+    premium = UniqueBitmap("premium", periods=("day", "month"))
+    play_truth = populate(rng, plays, 250)
+    premium_truth = populate(rng, premium, 150)
+    for _ in range(3):
+        (a1, a2), (b1, b2) = random_range(rng), random_range(rng)
+        left, right = plays.between(noon(a1), noon(a2)), plays.between(noon(b1), noon(b2))
+        other = premium.between(noon(b1), noon(b2))
+        expected_left, expected_right = play_truth.days(a1, a2), play_truth.days(b1, b2)
+        expected_other = premium_truth.days(b1, b2)
+        for op in OPS.values():
+            assert_query_matches(op(left, right), op(expected_left, expected_right), rng)
+            assert_query_matches(op(left, other), op(expected_left, expected_other), rng)
+            assert_query_matches(op(other, left), op(expected_other, expected_left), rng)
+        nested = (left | other) - (left & other) ^ right
+        expected = (expected_left | expected_other) - (expected_left & expected_other)
+        assert_query_matches(nested, expected ^ expected_right, rng)
+    assert_temp_keys_expire(paris)
+    assert not [k for k in backend_keys(paris) if ":copy:" in k]
+
+
+@pytest.mark.parametrize("density", ["dense", "sparse"])
+def test_cross_bitmap_queries_copy_dense_and_sparse_operands(paris: Any, density: str) -> None:
+    # Dense operands travel as GET/SET, sparse ones as DUMP/RESTORE (on the cluster).
+    rng = random.Random(density)
+    spread = 1 if density == "dense" else 5000
+    a, b = UniqueBitmap("a", periods=("day",)), UniqueBitmap("b", periods=("day",))
+    users_a = {u * spread for u in rng.sample(range(100, 900), 600)}
+    users_b = {u * spread for u in rng.sample(range(100, 900), 600)}
+    for user in users_a:
+        a.mark(user, 0)
+    for user in users_b:
+        b.mark(user, 86400)
+    both_days = b.between(0, 86400)  # a union, so the copied operand is a temporary result
+    for op in OPS.values():
+        assert op(a.day(0), both_days).count() == len(op(users_a, users_b))
+        assert op(both_days, a.day(0)).count() == len(op(users_b, users_a))
+    assert_temp_keys_expire(paris)
+    assert not [k for k in backend_keys(paris) if ":copy:" in k]
+
+
+def test_seed_cohort_premium_users_who_played_in_november(paris: Any) -> None:
+    """(play:2011-11-01 | ... | play:2011-11-30) & premium:2011-11, as in seed 002."""
+    rng = random.Random(7)
+    play = UniqueBitmap("play", periods=("day",))
+    premium = UniqueBitmap("premium", periods=("month",))
+    played: set[object] = set()
+    for ts in (rng.uniform(datetime(2011, 10, 25, tzinfo=PARIS).timestamp(),
+                           datetime(2011, 12, 5, tzinfo=PARIS).timestamp()) for _ in range(200)):
+        user = rng.randrange(100, 200)
+        play.mark(user, ts)
+        if datetime.fromtimestamp(ts, PARIS).month == 11:
+            played.add(user)
+    paying = set(rng.sample(range(100, 200), 30)) | {"carol"}
+    for user in paying:
+        premium.mark(user, datetime(2011, 11, 15, tzinfo=PARIS))
+    november = play.between(datetime(2011, 11, 1, tzinfo=PARIS),
+                            datetime(2011, 11, 30, tzinfo=PARIS))
+    cohort = november & premium.month(2011, 11)
+    assert cohort.count() == len(played & paying)
+    assert (premium.month(2011, 11) & november).count() == len(played & paying)
+    assert "carol" in premium.month(2011, 11) and "carol" not in cohort
+    assert_temp_keys_expire(paris)
+
+
+def test_string_and_uuid_ids_share_one_mapping(paris: Any) -> None:
+    a, b = UniqueBitmap("a"), UniqueBitmap("b")
+    person = uuid.UUID("12345678-1234-5678-1234-567812345678")
+    a.mark(person, 0)
+    a.mark("bob", 0)
+    id_cache.clear()  # a fresh process must find the same offsets in Redis
+    b.mark(str(person), 0)
+    b.mark("eve", 0)
+    both = a.day(0) & b.day(0)
+    assert both.count() == 1
+    assert person in both and str(person) in both and "bob" not in both
+    assert a.contains("bob", "day", 0) and not b.contains("bob", "day", 0)
+    assert not a.contains("nobody", "day", 0)
+    mapping = paris.client.hgetall(f"{paris.prefix}:bitmapid:{{ids}}:map")
+    assert {k.decode(): int(v) for k, v in mapping.items()} == {str(person): 0, "bob": 1, "eve": 2}
+
+
+BAD_IDS = [
+    (True, TypeError), (1.0, TypeError), (None, TypeError), (b"42", TypeError),
+    (object(), TypeError),
+    (-1, ValueError), (2**32, ValueError), ("", ValueError), ("x" * 513, ValueError),
+]
+
+
+@pytest.mark.parametrize(("bad", "error"), BAD_IDS)
+def test_bad_ids_write_nothing(paris: Any, bad: object, error: type[Exception]) -> None:
+    active = UniqueBitmap("active")
+    with pytest.raises(error, match="user id"):
+        active.mark(bad)
+    if error is TypeError:
+        with pytest.raises(TypeError):
+            _ = bad in active.day()
+    assert backend_keys(paris) == []
+
+
+def test_bad_arguments_are_clear_errors(paris: Any) -> None:
+    with pytest.raises(ValueError, match="Unknown period"):
+        UniqueBitmap("x", periods=("day", "year"))
+    with pytest.raises(TypeError):
+        UniqueBitmap("x", periods="day")
+    with pytest.raises(ValueError, match="braces"):
+        UniqueBitmap("{x}")
+    daily = UniqueBitmap("daily", periods=("day",))
+    with pytest.raises(ValueError, match="keeps no hour keys"):
+        daily.count("hour")
+    with pytest.raises(ValueError, match="aware"):
+        daily.mark(1, datetime(2026, 1, 1))
+    with pytest.raises(TypeError, match="truth value"):
+        bool(daily.day())
+    with pytest.raises(TypeError, match="combines only with another query"):
+        _ = daily.day() | {1, 2}
+    with pytest.raises(ValueError, match="days must be"):
+        daily.last(0)
+    assert backend_keys(paris) == []
+
+
+def test_largest_id_is_accepted(single: Any) -> None:
+    active = UniqueBitmap("big", periods=("day",))
+    active.mark(2**32 - 1, 0)
+    assert active.count("day", 0) == 1
+    assert single.client.strlen(active.key(Day.containing(0))) == 2**29
+    active.delete()
+
+
+def test_running_period_never_goes_stale_past_ones_are_cached(paris: Any) -> None:
+    active = UniqueBitmap("active")
+    now = datetime.now(UTC)
+    for days_ago in range(1, 12):
+        active.mark(days_ago, now - timedelta(days=days_ago))
+    active.mark(100, now)
+    query = active.last(10)
+    assert query.count() == 10  # users 1..9 and 100
+    cached = [k for k in backend_keys(paris) if ":cache:" in k]
+    assert len(cached) == 1
+    assert 0 < paris.client.ttl(cached[0]) <= 86400
+    active.mark(101, now)
+    assert active.last(10).count() == 11
+    assert 101 in active.last(10)
+    assert_temp_keys_expire(paris)
+
+
+def test_cache_can_be_disabled(paris: Any, settings: Any) -> None:
+    settings.DJANGO_REDIS_METRICS = {**settings.DJANGO_REDIS_METRICS, "BITMAP_CACHE_TTL": 0}
+    active = UniqueBitmap("active")
+    for day in range(1, 20):
+        active.mark(day, noon(date(2026, 10, day)))
+    assert active.between(noon(date(2026, 10, 1)), noon(date(2026, 10, 19))).count() == 19
+    assert backend_keys(paris) == sorted(k for k in backend_keys(paris) if ":tmp:" not in k)
+
+
+def test_retention_cohort_table(paris: Any) -> None:
+    rng = random.Random(8)
+    active = UniqueBitmap("active", periods=("week",))
+    weeks = [Week.of(2026, 40 + i, PARIS) for i in range(5)]
+    users = [set(rng.sample(range(60), 25)) for _ in weeks]
+    for week, members in zip(weeks, users, strict=True):
+        for user in members:
+            active.mark(user, week.start_ts + 3600)
+    table = active.cohort("week", start=weeks[0].start_ts, periods=5)
+    expected = [[len(users[i] & users[j]) for j in range(i, 5)] for i in range(5)]
+    assert table == expected
+    assert_temp_keys_expire(paris)
+
+
+def test_objects_lists_marked_bitmaps(paris: Any) -> None:
+    UniqueBitmap("b", periods=("hour", "day")).mark(1)
+    UniqueBitmap("a").mark(2)
+    UniqueBitmap("unused")
+    assert UniqueBitmap.objects.names() == ["a", "b"]
+    assert [(b.name, b.periods) for b in UniqueBitmap.objects.all()] == [
+        ("a", ("day", "week", "month")), ("b", ("hour", "day")),
+    ]
+    assert UniqueBitmap.objects.get("b").periods == ("hour", "day")
+    with pytest.raises(LookupError):
+        UniqueBitmap.objects.get("unused")
+    UniqueBitmap("a").delete()
+    assert UniqueBitmap.objects.names() == ["b"]
+    assert not [k for k in backend_keys(paris) if "{a}" in k]
+
+
+def test_batch_queues_marks_into_one_round_trip(single: Any) -> None:
+    a, b = UniqueBitmap("a"), UniqueBitmap("b")
+    with Batch() as batch:
+        a.mark(1, 0, batch=batch)
+        a.mark("zoe", 0, batch=batch)
+        b.mark(2, 0, batch=batch)
+        assert backend_keys(single) == []
+    assert a.count("day", 0) == 2 and b.count("day", 0) == 1
+    assert "zoe" in a.day(0)
+
+
+class RoundTrips:
+    """Counts what the real client sends (instrumentation, not a mock)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls = 0
+        original = redis.connection.AbstractConnection.send_packed_command
+
+        def counting(conn: Any, command: Any, check_health: bool = True) -> None:
+            self.calls += 1
+            original(conn, command, check_health)
+
+        monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+
+    def __call__(self, action: Callable[[], object]) -> int:
+        before = self.calls
+        action()
+        return self.calls - before
+
+
+def test_mark_is_one_round_trip(paris: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    active = UniqueBitmap("active", periods=("hour", "day", "week", "month"))
+    active.mark(100)  # loads the script and lists the bitmap
+    trips = RoundTrips(monkeypatch)
+    assert trips(lambda: active.mark(42)) == 1
+    assert trips(lambda: active.mark(7, datetime(2020, 12, 31, 23, 59, tzinfo=PARIS))) == 1
+    first_sight = trips(lambda: active.mark("new-user"))
+    assert first_sight == (2 if paris.cluster else 1)
+    assert trips(lambda: active.mark("new-user")) == 1
+    assert trips(lambda: active.count("week")) == 1
+    assert trips(lambda: active.last(3).count()) == 1
+    assert active.count("day") == 3
+
+
+def test_clean_metrics_applies_retention_per_period(paris: Any, settings: Any) -> None:
+    settings.DJANGO_REDIS_METRICS = {
+        **settings.DJANGO_REDIS_METRICS,
+        "BITMAP_RETENTION": {"hour": 3, "day": 4, "week": 2},  # months keep the default (60)
+    }
+    active = UniqueBitmap("active", periods=("hour", "day", "week", "month"))
+    old = UniqueBitmap("old", periods=("day",))
+    now = datetime(2026, 11, 20, 12, 30, tzinfo=PARIS)
+    for hours_ago in range(0, 24 * 20, 5):
+        active.mark(hours_ago, now - timedelta(hours=hours_ago))
+    old.mark(1, now - timedelta(days=30))
+    assert UniqueBitmap.objects.names() == ["active", "old"]
+    before = {k for k in backend_keys(paris) if ":day:" in k}
+
+    def kept(kind: str) -> list[str]:
+        return sorted(k.rsplit(":", 1)[1] for k in backend_keys(paris) if f"}}:{kind}:" in k)
+
+    dry = cleanup.clean_all(now=now, dry_run=True, kinds=["bitmap"])[0]
+    assert {k for k in backend_keys(paris) if ":day:" in k} == before
+    report = cleanup.clean_all(now=now, kinds=["bitmap"])[0]
+    assert report.items_removed == dry.items_removed > 0
+    assert report.metrics_removed == ["old"]
+    assert kept("day") == ["2026-11-17", "2026-11-18", "2026-11-19", "2026-11-20"]
+    assert kept("week") == ["2026-W46", "2026-W47"]
+    assert kept("month") == ["2026-10", "2026-11"]
+    assert kept("hour") == ["2026-11-20T12+0100"]  # marks every 5 hours: 10:00 and 11:00 unmarked
+    assert active.count("day", now) == len({h for h in range(0, 24 * 20, 5)
+                                            if (now - timedelta(hours=h)).date() == now.date()})
+    assert UniqueBitmap.objects.names() == ["active"]
+    assert not [k for k in backend_keys(paris) if "{old}" in k]
+    members = paris.client.zrange(active.index_key("day"), 0, -1)
+    assert sorted(m.decode() for m in members) == kept("day")
+    assert cleanup.clean_all(now=now, kinds=["bitmap"])[0].items_removed == 0
+
+
+def test_clean_metrics_command_cleans_bitmaps(paris: Any) -> None:
+    active = UniqueBitmap("active", periods=("day",))
+    active.mark(1, datetime.now(UTC) - timedelta(days=400))
+    active.mark(2)
+    out = StringIO()
+    call_command("clean_metrics", "--kind", "bitmap", stdout=out)
+    assert "bitmap: checked 1, removed 1 old entries" in out.getvalue()
+    assert active.count("day") == 1
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "code"),
+    [
+        ("BITMAP_RETENTION", {"day": 0}, "E030"),
+        ("BITMAP_RETENTION", {"year": 3}, "E030"),
+        ("BITMAP_RETENTION", [("day", 3)], "E030"),
+        ("BITMAP_CACHE_TTL", -1, "E031"),
+        ("BITMAP_CACHE_TTL", "60", "E031"),
+    ],
+)
+def test_checks_reject_bad_bitmap_settings(
+    settings: Any, key: str, value: object, code: str
+) -> None:
+    settings.DJANGO_REDIS_METRICS = {"CONNECTION": "redis://127.0.0.1:1/0", key: value}
+    assert [e.id for e in check_settings()] == [f"django_redis_metrics.{code}"]
+    settings.DJANGO_REDIS_METRICS = {"BITMAP_RETENTION": {"hour": 24}, "BITMAP_CACHE_TTL": 0}
+    assert check_settings() == []
+
+
+def test_a_retired_bitmap_is_listed_again_by_its_next_mark(paris: Any) -> None:
+    active = UniqueBitmap("active", periods=("day",))
+    active.mark(1, datetime(2020, 1, 1, tzinfo=PARIS))
+    report = cleanup.clean_all(now=datetime(2026, 1, 1, tzinfo=PARIS), kinds=["bitmap"])[0]
+    assert report.metrics_removed == ["active"]
+    assert UniqueBitmap.objects.names() == [] and backend_keys(paris) == []
+    active.mark(2, datetime(2026, 1, 1, tzinfo=PARIS))
+    assert UniqueBitmap.objects.names() == ["active"]
+    # A bitmap that still holds a period is never retired, whatever the catalogue says.
+    assert not bitmaps._retire(paris.client, active)
+    assert UniqueBitmap.objects.names() == ["active"]
