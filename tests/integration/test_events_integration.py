@@ -1,4 +1,4 @@
-"""Active users, @mark and @track_event through the middleware, and their admin pages."""
+"""@track_event through the middleware and alone, one round trip, the event series pages."""
 
 from __future__ import annotations
 
@@ -43,24 +43,7 @@ def flushed(response: Any) -> Any:
     return response
 
 
-# Middleware: active users
-
-
-def test_middleware_marks_signed_in_users_only(site: Any, alice: User) -> None:
-    flushed(Client().get("/sync/"))
-    assert not UniqueBitmap.objects.names()
-    flushed(signed_in(alice).get("/sync/"))
-    flushed(signed_in(alice).get("/class/"))
-    active = UniqueBitmap("active_users")
-    assert active.count("day") == 1
-    assert active.contains(alice.pk, "day")
-
-
-def test_middleware_marks_users_of_async_views(site: Any, alice: User) -> None:
-    client = AsyncClient()
-    client.force_login(alice)
-    assert flushed(async_to_sync(client.get)("/async/")).status_code == 200
-    assert UniqueBitmap("active_users").contains(alice.pk, "week")
+# Middleware
 
 
 def test_everything_a_request_records_is_one_round_trip(
@@ -106,18 +89,6 @@ def test_track_event_on_an_async_view(site: Any) -> None:
     assert event["q"] == "mugs"
 
 
-def test_mark_on_function_async_and_class_based_views(site: Any, alice: User) -> None:
-    flushed(signed_in(alice).get("/buy/"))
-    flushed(Client().get("/buy/"))  # anonymous: nobody to mark
-    assert UniqueBitmap("buyers").count("day") == 1
-    client = AsyncClient()
-    client.force_login(alice)
-    flushed(async_to_sync(client.get)("/async-buy/"))
-    assert UniqueBitmap("async_buyers").contains(alice.pk, "day")
-    flushed(Client().get("/subscribe/", {"id": "u-17"}))
-    assert UniqueBitmap("subscribers").contains("u-17", "day")
-
-
 def test_decorators_work_without_the_middleware(single: Any, with_middleware: Any,
                                                 alice: User) -> None:
     with_middleware.MIDDLEWARE = [m for m in with_middleware.MIDDLEWARE
@@ -129,7 +100,7 @@ def test_decorators_work_without_the_middleware(single: Any, with_middleware: An
     assert not UniqueBitmap("active_users").count("day")
 
 
-# Admin pages of event series and bitmaps
+# Admin pages
 
 
 def admin_url(model: str, suffix: str) -> str:
@@ -160,30 +131,6 @@ def test_event_series_pages(analyst: Client) -> None:
     assert all(start % 60 == 0 for start, _ in data["points"])
     assert analyst.get(admin_url("eventseriesmetric", "data") + "?name=orders&window=7"
                        ).status_code == 404
-
-
-def test_bitmap_pages(analyst: Client) -> None:
-    active = UniqueBitmap("active_users")
-    now = time.time()
-    for user in (1, 2, 3):
-        active.mark(user, when=now - 7 * 86400)
-    for user in (1, 2):
-        active.mark(user, when=now)
-    listing = analyst.get(admin_url("uniquebitmapmetric", "changelist"))
-    assert listing.status_code == 200
-    assert listing.context["rows"][0]["counts"]["day"] == 2
-    page = analyst.get(admin_url("uniquebitmapmetric", "detail") + "?name=active_users")
-    assert page.status_code == 200
-    charts = {chart["period"]: chart for chart in page.context["charts"]}
-    assert set(charts) == {"day", "week", "month"}
-    assert charts["day"]["rows"][0][1] == 2  # today
-    assert page.context["cohort_period"] == "week"
-    cohort = page.context["cohort"]
-    assert len(cohort) == 8
-    last_week, this_week = cohort[-2], cohort[-1]
-    assert last_week["size"] == 3
-    assert last_week["cells"][0] == (2, 67)  # 2 of 3 came back a week later
-    assert this_week["size"] == 2
 
 
 def test_event_and_bitmap_names_and_values_are_escaped(analyst: Client) -> None:

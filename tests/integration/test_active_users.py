@@ -1,0 +1,102 @@
+"""Active users marked by the middleware, @mark on every kind of view, the bitmap admin pages."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.contrib.auth.models import User
+from django.test import AsyncClient, Client
+from django.urls import reverse
+
+from django_redis_metrics import UniqueBitmap, recorder
+
+from .test_admin import client_for, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def site(single: Any, with_middleware: Any) -> Any:
+    return with_middleware
+
+
+@pytest.fixture
+def alice() -> User:
+    return User.objects.create_user("alice", password="pw")
+
+
+def signed_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def flushed(response: Any) -> Any:
+    recorder.flush()
+    return response
+
+
+def admin_url(model: str, suffix: str) -> str:
+    return reverse(f"admin:django_redis_metrics_{model}_{suffix}")
+
+
+@pytest.fixture
+def analyst(single: Any, settings: Any) -> Client:
+    settings.ROOT_URLCONF = "tests.integration.urls"
+    return client_for(make_user("analyst", staff=True, permitted=True))
+
+
+def test_middleware_marks_signed_in_users_only(site: Any, alice: User) -> None:
+    flushed(Client().get("/sync/"))
+    assert not UniqueBitmap.objects.names()
+    flushed(signed_in(alice).get("/sync/"))
+    flushed(signed_in(alice).get("/class/"))
+    active = UniqueBitmap("active_users")
+    assert active.count("day") == 1
+    assert active.contains(alice.pk, "day")
+
+
+def test_middleware_marks_users_of_async_views(site: Any, alice: User) -> None:
+    client = AsyncClient()
+    client.force_login(alice)
+    assert flushed(async_to_sync(client.get)("/async/")).status_code == 200
+    assert UniqueBitmap("active_users").contains(alice.pk, "week")
+
+
+def test_mark_on_function_async_and_class_based_views(site: Any, alice: User) -> None:
+    flushed(signed_in(alice).get("/buy/"))
+    flushed(Client().get("/buy/"))  # anonymous: nobody to mark
+    assert UniqueBitmap("buyers").count("day") == 1
+    client = AsyncClient()
+    client.force_login(alice)
+    flushed(async_to_sync(client.get)("/async-buy/"))
+    assert UniqueBitmap("async_buyers").contains(alice.pk, "day")
+    flushed(Client().get("/subscribe/", {"id": "u-17"}))
+    assert UniqueBitmap("subscribers").contains("u-17", "day")
+
+
+def test_bitmap_pages(analyst: Client) -> None:
+    active = UniqueBitmap("active_users")
+    now = time.time()
+    for user in (1, 2, 3):
+        active.mark(user, when=now - 7 * 86400)
+    for user in (1, 2):
+        active.mark(user, when=now)
+    listing = analyst.get(admin_url("uniquebitmapmetric", "changelist"))
+    assert listing.status_code == 200
+    assert listing.context["rows"][0]["counts"]["day"] == 2
+    page = analyst.get(admin_url("uniquebitmapmetric", "detail") + "?name=active_users")
+    assert page.status_code == 200
+    charts = {chart["period"]: chart for chart in page.context["charts"]}
+    assert set(charts) == {"day", "week", "month"}
+    assert charts["day"]["rows"][0][1] == 2  # today
+    assert page.context["cohort_period"] == "week"
+    cohort = page.context["cohort"]
+    assert len(cohort) == 8
+    last_week, this_week = cohort[-2], cohort[-1]
+    assert last_week["size"] == 3
+    assert last_week["cells"][0] == (2, 67)  # 2 of 3 came back a week later
+    assert this_week["size"] == 2
