@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from django_redis_metrics import Counter, cleanup
+from django_redis_metrics import Counter, UniqueBitmap, cleanup
 from django_redis_metrics.keys import temp_key
+from django_redis_metrics.periods import period_class
 
 ROOT = Path(__file__).resolve().parents[2]
 DAY = 86400
@@ -48,6 +49,11 @@ def old_data(single: Any) -> Any:
     # A metric whose *name* contains ":tmp:" is never mistaken for a temporary key.
     Counter("a:tmp:b", precisions=[60]).incr()
     single.stray = stray
+    visitors = UniqueBitmap("visitors", periods=["day", "month"])
+    visitors.mark(7, when=now - 200 * DAY)  # its day is past the 92 days kept; its month is not
+    visitors.mark(7, when=now)
+    single.old_day_key = visitors.key(period_class("day").containing(now - 200 * DAY))
+    single.old_month_key = visitors.key(period_class("month").containing(now - 200 * DAY))
     return single
 
 
@@ -59,6 +65,8 @@ def test_dry_run_changes_nothing_and_says_what_it_would_do(old_data: Any) -> Non
     assert "counter: checked 4, would remove 3 old entries and 1 empty metrics" in output
     assert "would expire 1 stray ones" in output
     assert "counter 'gone': empty, removed from the catalogue" in output
+    assert "bitmap: checked 1, would remove 1 old entries" in output
+    assert "bitmap 'visitors': 1 day periods" in output
 
 
 def test_one_pass_cleans_every_kind(old_data: Any) -> None:
@@ -69,7 +77,11 @@ def test_one_pass_cleans_every_kind(old_data: Any) -> None:
     assert Counter("old", precisions=[1, 60]).total(60) == 1
     assert 0 < old_data.client.ttl(old_data.stray) <= cleanup.STRAY_TEMP_TTL
     assert old_data.client.ttl(f"{old_data.prefix}:counter:{{a:tmp:b}}:60") == -1
-    assert set(cleanup.CLEANERS) >= {"counter", "temporary"}
+    assert "bitmap: checked 1, removed 1 old entries" in output
+    assert not old_data.client.exists(old_data.old_day_key)
+    assert old_data.client.exists(old_data.old_month_key)
+    assert UniqueBitmap("visitors").count("day") == 1
+    assert set(cleanup.CLEANERS) >= {"counter", "bitmap", "temporary"}
 
 
 def test_verbosity(old_data: Any) -> None:
