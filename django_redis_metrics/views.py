@@ -149,14 +149,24 @@ def _int(value: Any) -> int:
     return 0 if value is None else int(to_str(value))
 
 
+def stored_counters(names: list[str]) -> list[Counter]:
+    """The counters ``names`` as their writers configured them: one round trip."""
+    if not names:
+        return []
+    pipe = get_redis_connection().pipeline(transaction=False)
+    for name in names:
+        pipe.hgetall(Counter(name).meta_key)
+    return [Counter.from_meta(name, meta) if meta else Counter(name)
+            for name, meta in zip(names, pipe.execute(), strict=True)]
+
+
 def counter_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     query = request.GET.get("q", "").strip()
     names = Counter.objects.names()
     if query:
         names = [name for name in names if query.lower() in name.lower()]
     page = Paginator(names, PER_PAGE).get_page(request.GET.get("p"))
-    counters = [c for c in Counter.objects.all() if c.name in set(page.object_list)] \
-        if page.object_list else []
+    counters = stored_counters(list(page.object_list))
     now = time.time()
     context.update(
         title="Counters",
