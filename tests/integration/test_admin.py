@@ -146,3 +146,16 @@ def test_metric_names_are_escaped_everywhere(admin_site: Any) -> None:
                       "&precision=60")
     assert json.loads(data.content)["name"] == XSS
     assert data["Content-Type"] == "application/json"
+
+
+def test_counter_pages_on_a_single_node_and_on_redis_cluster(backend: Any, settings: Any) -> None:
+    settings.ROOT_URLCONF = "tests.integration.urls"
+    for name in ("a", "b", "c"):
+        Counter(name, precisions=[60, 3600]).incr(2)
+    client = client_for(make_user("root", staff=True, permitted=False, superuser=True))
+    listing = client.get(url("countermetric", "changelist"))
+    assert [(row.name, row.totals) for row in listing.context["rows"]] == [
+        ("a", [2, 2, 2]), ("b", [2, 2, 2]), ("c", [2, 2, 2]),
+    ]
+    data = client.get(url("countermetric", "data") + "?name=b&precision=3600").json()
+    assert data["total"] == 2
