@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .batch import Batch
+from .bitmaps import UniqueBitmap
 from .counter import Counter
 
 logger = logging.getLogger("django_redis_metrics")
@@ -66,13 +67,6 @@ class _Submission:
     second: int
 
 
-def unique_bitmap(name: str) -> Any:
-    """The ``UniqueBitmap`` model, imported lazily (it lives in its own module)."""
-    from . import UniqueBitmap  # type: ignore[attr-defined]
-
-    return UniqueBitmap(name)
-
-
 def build_batch(submissions: list[_Submission]) -> Batch:
     """One batch for many submissions: hits summed per (counter, second), marks deduplicated."""
     batch = Batch()
@@ -103,7 +97,7 @@ def _incr(name: str, count: int, second: int) -> Deferred:
 
 
 def _mark(name: str, user_id: Any, when: float) -> Deferred:
-    return lambda batch: unique_bitmap(name).mark(user_id, when=when, batch=batch)
+    return lambda batch: UniqueBitmap(name).mark(user_id, when=when, batch=batch)
 
 
 class Sender:
