@@ -20,10 +20,12 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
 
+from .bitmaps import UniqueBitmap
 from .connection import get_redis_connection
 from .counter import Counter
 from .keys import to_str, validate_name
 from .models import PERMISSION
+from .periods import Period, period_class
 from .timeutil import slice_start
 
 ViewFunction = Callable[..., HttpResponse]
@@ -351,25 +353,17 @@ PERIODS_SHOWN = {"hour": 48, "day": 30, "week": 12, "month": 12}
 COHORT_PERIODS = 8
 
 
-def _bitmap_model() -> Any:
-    from .bitmaps import UniqueBitmap
-
-    return UniqueBitmap
-
-
-def get_bitmap(name: str) -> Any:
+def get_bitmap(name: str) -> UniqueBitmap:
     try:
-        return _bitmap_model().objects.get(name)
+        return UniqueBitmap.objects.get(name)
     except LookupError as exc:
         raise Http404(str(exc)) from exc
 
 
-def period_counts(bitmap: Any, now: float) -> dict[str, list[tuple[Any, int]]]:
+def period_counts(bitmap: UniqueBitmap, now: float) -> dict[str, list[tuple[Period, int]]]:
     """Distinct users of the newest periods of every kind the bitmap keeps: one round trip."""
-    from .periods import period_class
-
     pipe = get_redis_connection().pipeline(transaction=False)
-    shown: dict[str, list[Any]] = {}
+    shown: dict[str, list[Period]] = {}
     for name in bitmap.periods:
         current = period_class(name).containing(now)
         periods = [current.shift(-i) for i in range(PERIODS_SHOWN[name] - 1, -1, -1)]
@@ -383,7 +377,7 @@ def period_counts(bitmap: Any, now: float) -> dict[str, list[tuple[Any, int]]]:
 def bitmap_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     now = time.time()
     rows = []
-    for bitmap in _bitmap_model().objects.all():
+    for bitmap in UniqueBitmap.objects.all():
         counts = {p: bitmap.count(p, now) for p in ("day", "week", "month") if p in bitmap.periods}
         rows.append({"bitmap": bitmap, "counts": counts})
     context.update(title="Unique users", rows=rows)
@@ -391,8 +385,6 @@ def bitmap_list(request: HttpRequest, context: dict[str, Any]) -> TemplateRespon
 
 
 def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
-    from .periods import period_class
-
     bitmap = get_bitmap(name_param(request))
     now = time.time()
     counts = period_counts(bitmap, now)
