@@ -5,6 +5,7 @@ from __future__ import annotations
 from .batch import Batch
 from .connection import get_redis_connection
 from .counter import Counter
+from .events import EventSeries
 
-__all__ = ["Batch", "Counter", "get_redis_connection"]
+__all__ = ["Batch", "Counter", "EventSeries", "get_redis_connection"]
 __version__ = "0.1.0"

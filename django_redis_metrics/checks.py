@@ -11,6 +11,7 @@ django_redis_metrics.E006  TIME_ZONE is not a known time zone
 django_redis_metrics.E007  a socket timeout is not a positive number
 django_redis_metrics.E008  COUNTER_PRECISIONS is not a list of positive ints
 django_redis_metrics.E009  COUNTER_SAMPLES is not a positive int
+django_redis_metrics.E020  EVENT_RETENTION is not a positive number of seconds
 =========================  ==========================================================
 """
 
@@ -26,6 +27,7 @@ from django.core.checks import CheckMessage, Error, Warning
 from .conf import DEFAULTS, SETTING_NAME
 from .connection import is_url
 from .counter import validate_precisions, validate_samples
+from .events import validate_retention
 from .keys import validate_prefix
 
 ID = "django_redis_metrics.{}"
@@ -58,6 +60,7 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
             )
     errors += _validated(value["COUNTER_PRECISIONS"], validate_precisions, "COUNTER_PRECISIONS", "E008")
     errors += _validated(value["COUNTER_SAMPLES"], validate_samples, "COUNTER_SAMPLES", "E009")
+    errors += _validated(value["EVENT_RETENTION"], validate_retention, "EVENT_RETENTION", "E020")
     return errors
 
 

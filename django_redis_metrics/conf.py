@@ -15,6 +15,7 @@ SETTING_NAME = "DJANGO_REDIS_METRICS"
 
 DEFAULT_PRECISIONS: tuple[int, ...] = (1, 5, 60, 300, 3600, 18000, 86400)
 DEFAULT_SAMPLES = 120
+DEFAULT_EVENT_RETENTION = 30 * 86400
 
 #: Every key the app understands, with its default. ``checks.py`` warns about any other key.
 DEFAULTS: dict[str, Any] = {
@@ -26,6 +27,7 @@ DEFAULTS: dict[str, Any] = {
     "SOCKET_CONNECT_TIMEOUT": 2.0,
     "COUNTER_PRECISIONS": DEFAULT_PRECISIONS,
     "COUNTER_SAMPLES": DEFAULT_SAMPLES,
+    "EVENT_RETENTION": DEFAULT_EVENT_RETENTION,
 }
 
 
@@ -76,6 +78,11 @@ class Settings:
     @property
     def COUNTER_SAMPLES(self) -> int:
         return int(self.get("COUNTER_SAMPLES"))
+
+    @property
+    def EVENT_RETENTION(self) -> float:
+        """Seconds an ``EventSeries`` keeps its events unless it sets its own ``retention``."""
+        return float(self.get("EVENT_RETENTION"))
 
 
 conf = Settings()
