@@ -27,6 +27,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any, ClassVar, overload
 
 from . import catalogue
@@ -137,6 +138,10 @@ def validate_field_name(name: object, *, indexed: bool = False) -> str:
     if indexed and ":" in name:
         raise ValueError(f"Indexed field name {name!r} must not contain ':'.")
     return name
+
+
+#: Field names seen valid; validating each event's names again is the costliest step of imports.
+_valid_field = lru_cache(maxsize=4096)(validate_field_name)
 
 
 def validate_retention(retention: object, what: str = "retention") -> float:
@@ -351,7 +356,7 @@ class EventSeries:
         flat: list[str] = []
         entries: list[tuple[str, str]] = []
         for field, value in fields.items():
-            validate_field_name(field)
+            _valid_field(field)
             stored, text = encode_value(field, value)
             flat += [field, stored]
             if field in self.index:

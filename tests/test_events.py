@@ -379,3 +379,81 @@ def test_one_round_trip_per_write(backend: Any, monkeypatch: pytest.MonkeyPatch)
     many = [{"when": T0 + i, "kind": f"k{i % 7}"} for i in range(1200)]
     assert trips.measure(lambda: series.record_many(many)) == 1  # 3 script calls, 1 pipeline
     assert series.count(T0, T0 + 2000) == 1205
+
+
+def test_recorders_racing_a_preener_and_a_chart(backend: Any) -> None:
+    """Recorders write events on both sides of the retention cutoff while a preener and a
+    polling chart run: afterwards every event inside retention is there, with its index entries,
+    nothing of an event outside it is left, and no cached window is stale."""
+    import random
+    import threading
+
+    series = EventSeries(unique(), index=["kind"], retention=100)
+    now = T0 + 200  # cutoff T0 + 100
+    recorded: list[tuple[int, float, str]] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def recorder(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            for i in range(150):
+                ts = T0 + rng.uniform(0, 200)
+                kind = f"k{rng.randrange(6)}"
+                if i % 10 == 0:
+                    rows = [{"when": ts + j * 0.01, "kind": kind} for j in range(5)]
+                    ids = series.record_many(rows)
+                    got = [(eid, r["when"], kind) for eid, r in zip(ids, rows, strict=True)]
+                else:
+                    got = [(series.record(ts, kind=kind), ts, kind)]
+                with lock:
+                    recorded.extend(got)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    def preener() -> None:
+        try:
+            while not stop.is_set():
+                series.preen(now, batch_size=7)
+        except BaseException as exc:  # pragma: no cover
+            errors.append(exc)
+
+    def chart() -> None:
+        try:
+            while not stop.is_set():
+                series.counts(T0, T0 + 200, 10)
+                series.counts(T0, T0 + 200, 25)
+        except BaseException as exc:  # pragma: no cover
+            errors.append(exc)
+
+    recorders = [threading.Thread(target=recorder, args=(seed,)) for seed in range(4)]
+    helpers = [threading.Thread(target=preener), threading.Thread(target=chart)]
+    for thread in recorders + helpers:
+        thread.start()
+    for thread in recorders:
+        thread.join()
+    stop.set()
+    for thread in helpers:
+        thread.join()
+    assert not errors
+    series.preen(now)
+
+    cutoff = now - 100
+    kept = sorted((ts, str(eid), kind) for eid, ts, kind in recorded if ts >= cutoff)
+    gone = [eid for eid, ts, _ in recorded if ts < cutoff]
+    assert len(recorded) == 4 * (135 + 15 * 5) and gone and kept
+    got = series.between(T0 - 1, T0 + 1000)
+    assert [(e["timestamp"], str(e["id"]), e["kind"]) for e in got] == kept
+    keys = _series_keys(backend, series)
+    assert not any(series.event_key(eid) in keys for eid in gone)
+    model = Model()
+    for ts, eid, kind in kept:
+        model.add(int(eid), ts, {"kind": kind})
+    assert series.count_by("kind", T0, T0 + 200) == model.count_by("kind", T0, T0 + 200)
+    kinds = {kind for _, _, kind in kept}
+    assert {k for k in keys if ":by:kind:" in k} == {series.index_key("kind", k) for k in kinds}
+    for key in (series.index_key("kind", k) for k in kinds):
+        assert backend.client.zrangebyscore(key, "-inf", f"({cutoff}") == []
+    assert series.counts(T0, T0 + 200, 10) == model.counts(T0, T0 + 200, 10)
+    assert series.counts(T0, T0 + 200, 25) == model.counts(T0, T0 + 200, 25)
