@@ -137,7 +137,7 @@ def run(server: Any, options: argparse.Namespace, sizes: list[int]) -> None:
         hour = (end - 3600, end)
         timings = measure(series, client, day, hour, options.repeat)
         results[size] = timings
-        print(f"{len(series):,} events, {series.count(*day):,} in the last 24h, "
+        print(f"{series.size():,} events, {series.count(*day):,} in the last 24h, "
               f"{series.count(*hour):,} in the last hour")
         for label, seconds in timings.items():
             print(f"  {label:38s} {seconds * 1000:9.2f} ms")

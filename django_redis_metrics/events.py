@@ -447,7 +447,9 @@ class EventSeries:
         lo, hi = _range(start, end)
         return int(get_redis_connection().zcount(self.time_key, _score(lo), _score(hi)))
 
-    def __len__(self) -> int:
+    def size(self) -> int:
+        """How many events the series holds (ZCARD); not ``__len__``, which would make
+        ``if series:`` a Redis round trip."""
         return int(get_redis_connection().zcard(self.time_key))
 
     def counts(
