@@ -50,13 +50,28 @@ def zadd_rate(port: int, requests: int) -> float:
     return float(match.group(1))
 
 
-def median_seconds(action: Callable[[], Any], repeat: int) -> float:
+def command_usec(client: Any) -> dict[str, int]:
+    stats = client.info("commandstats")
+    return {k: int(v["usec"]) for k, v in stats.items() if k != "cmdstat_info"}
+
+
+def redis_seconds(before: dict[str, int], after: dict[str, int]) -> float:
+    """Redis execution time between two INFO snapshots. Commands run by scripts are counted
+    both on their own and inside EVALSHA, so when scripts ran only EVAL/EVALSHA count."""
+    delta = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
+    scripts = {k: v for k, v in delta.items() if k in ("cmdstat_evalsha", "cmdstat_eval")}
+    return sum((scripts or delta).values()) / 1e6
+
+
+def median_seconds(action: Callable[[], Any], repeat: int, client: Any) -> tuple[float, float]:
+    """(median wall seconds, mean seconds of Redis execution time) of ``repeat`` runs."""
     times = []
+    before = command_usec(client)
     for _ in range(repeat):
         started = time.perf_counter()
         action()
         times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return statistics.median(times), redis_seconds(before, command_usec(client)) / repeat
 
 
 def populate(series: Any, start: float, first: int, count: int, rate: float) -> None:
@@ -123,7 +138,7 @@ def run(server: Any, options: argparse.Namespace, sizes: list[int]) -> None:
     series = EventSeries("bench", index=["type"])
     start = 1_700_000_000.0
     populated = 0
-    results: dict[int, dict[str, float]] = {}
+    results: dict[int, dict[str, tuple[float, float]]] = {}
     for size in sizes:
         began = time.perf_counter()
         populate(series, start, populated, size - populated, options.rate)
@@ -139,33 +154,35 @@ def run(server: Any, options: argparse.Namespace, sizes: list[int]) -> None:
         results[size] = timings
         print(f"{series.size():,} events, {series.count(*day):,} in the last 24h, "
               f"{series.count(*hour):,} in the last hour")
-        for label, seconds in timings.items():
-            print(f"  {label:38s} {seconds * 1000:9.2f} ms")
+        print(f"  {'query':38s} {'wall ms':>9s} {'Redis ms':>9s}")
+        for label, (seconds, server) in timings.items():
+            print(f"  {label:38s} {seconds * 1000:9.2f} {server * 1000:9.3f}")
     if len(sizes) > 1:
         small, large = sizes[0], sizes[-1]
-        print(f"\nratio {large:,} / {small:,} events:")
+        print(f"\nratio {large:,} / {small:,} events (wall, Redis):")
         for label in results[small]:
-            print(f"  {label:38s} {results[large][label] / results[small][label]:6.2f}x")
+            (wall_l, redis_l), (wall_s, redis_s) = results[large][label], results[small][label]
+            print(f"  {label:38s} {wall_l / wall_s:6.2f}x {redis_l / redis_s:6.2f}x")
 
 
 def measure(
     series: Any, client: Any, day: tuple[float, float], hour: tuple[float, float], repeat: int
-) -> dict[str, float]:
+) -> dict[str, tuple[float, float]]:
     slow = max(3, repeat // 3)
     return {
         "counts(24h, 288 x 300s)": median_seconds(
-            lambda: series.counts(*day, 300, cache=False), repeat),
+            lambda: series.counts(*day, 300, cache=False), repeat, client),
         "counts(24h, 288 x 300s) cached": median_seconds(
-            lambda: series.counts(*day, 300), repeat),
+            lambda: series.counts(*day, 300), repeat, client),
         "count_by(type) indexed, 24h": median_seconds(
-            lambda: series.count_by("type", *day), repeat),
-        "count(24h)": median_seconds(lambda: series.count(*day), repeat),
+            lambda: series.count_by("type", *day), repeat, client),
+        "count(24h)": median_seconds(lambda: series.count(*day), repeat, client),
         "count_by(user) plain, 1h": median_seconds(
-            lambda: series.count_by("user", *hour), slow),
+            lambda: series.count_by("user", *hour), slow, client),
         "counts(1h, 12 x 300s)": median_seconds(
-            lambda: series.counts(*hour, 300, cache=False), repeat),
+            lambda: series.counts(*hour, 300, cache=False), repeat, client),
         "seed: fetch 1h, bucket in Python": median_seconds(
-            lambda: seed_buckets(client, series.time_key, *hour, 300), slow),
+            lambda: seed_buckets(client, series.time_key, *hour, 300), slow, client),
     }
 
 
