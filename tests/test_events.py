@@ -261,7 +261,10 @@ def test_cleaner_and_clean_metrics(backend: Any) -> None:
     default.record(now - 86400, x=2)
     report = clean_event_series(backend.client, now=now, dry_run=True)
     assert (report.metrics_checked, report.items_removed) == (2, 2)
+    call_command("clean_metrics", "--dry-run", verbosity=0)
     assert short.size() == 2 and default.size() == 2
+    with pytest.raises(LookupError):
+        EventSeries.objects.get("never-recorded")
     call_command("clean_metrics", "--kind", "events", verbosity=0)
     assert [e["k"] for e in short.latest(10)] == ["new"]
     assert [e["x"] for e in default.latest(10)] == [2]
