@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from . import catalogue
+from . import catalogue, events
 from .bitmaps import KIND as BITMAP_KIND
 from .bitmaps import clean_bitmaps
 from .connection import RedisClient, get_redis_connection
@@ -138,11 +138,44 @@ def _retire(client: RedisClient, name: str, meta_key: str, precisions: list[int]
     return inline or catalogue.unregister(client, COUNTER_KIND, name, meta_key)
 
 
+def clean_event_series(
+    client: RedisClient | None = None,
+    *,
+    now: When = None,
+    passes: int = 0,
+    dry_run: bool = False,
+    batch_size: int = events.PREEN_BATCH,
+) -> CleanupReport:
+    """One pass over every event series: remove events older than each series' retention
+    (hashes, index entries, cached windows), ``batch_size`` events per script call."""
+    client = client or get_redis_connection()
+    timestamp = to_timestamp(now, "now")
+    report = CleanupReport(events.KIND, dry_run=dry_run)
+    for name in catalogue.names(client, events.KIND):
+        report.metrics_checked += 1
+        retention = events.stored_retention(client, name)
+        if retention is None:
+            meta_key = metric_key(events.KIND, name, "meta")
+            if not dry_run and catalogue.unregister(client, events.KIND, name, meta_key):
+                report.metrics_removed.append(name)
+            continue
+        cutoff = timestamp - retention
+        if dry_run:
+            removed = events.expired_count(client, name, cutoff)
+        else:
+            removed = events.preen_series(client, name, cutoff, batch_size)
+        report.items_removed += removed
+        if removed:
+            report.details.append(f"event series {name!r}: {removed} events")
+    return report
+
+
 Cleaner = Callable[..., CleanupReport]
 
 #: Every kind of metric's cleaner, run in this order by ``clean_all`` and ``clean_metrics``.
 CLEANERS: dict[str, Cleaner] = {
     COUNTER_KIND: clean_counters,
+    events.KIND: clean_event_series,
     BITMAP_KIND: clean_bitmaps,
 }
 
