@@ -27,9 +27,9 @@ class LuaScript:
         self, client: RedisClient, keys: Sequence[KeyOrArg], args: Sequence[KeyOrArg] = ()
     ) -> Any:
         try:
-            return client.evalsha(self.sha, len(keys), *keys, *args)  # type: ignore[arg-type]
+            return client.evalsha(self.sha, len(keys), *keys, *args)
         except NoScriptError:
-            return client.eval(self.source, len(keys), *keys, *args)  # type: ignore[arg-type]
+            return client.eval(self.source, len(keys), *keys, *args)
 
     def queue(self, pipe: Any, keys: Sequence[KeyOrArg], args: Sequence[KeyOrArg] = ()) -> None:
         """Queue an EVALSHA on a pipeline (cluster pipelines block the ``evalsha`` method)."""
