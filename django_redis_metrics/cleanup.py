@@ -19,6 +19,7 @@ from .bitmaps import KIND as BITMAP_KIND
 from .bitmaps import clean_bitmaps
 from .connection import RedisClient, get_redis_connection
 from .counter import KIND as COUNTER_KIND
+from .counter import precision_samples
 from .keys import catalogue_key, metric_key, to_str
 from .scripts import script
 from .timeutil import When, to_timestamp
@@ -82,7 +83,7 @@ def _clean_counter(
     report: CleanupReport,
 ) -> None:
     meta_key = metric_key(COUNTER_KIND, name, "meta")
-    meta = {int(to_str(p)): int(to_str(s)) for p, s in client.hgetall(meta_key).items()}
+    meta = precision_samples(client.hgetall(meta_key))
     if not meta:
         # Listed but never written (or a writer died before listing settled): unlist it.
         if not dry_run and catalogue.unregister(client, COUNTER_KIND, name, meta_key):

@@ -109,8 +109,9 @@ class Counter:
     @classmethod
     def from_meta(cls, name: str, meta: dict[Any, Any]) -> Counter:
         """A counter configured as its stored meta hash says (precision -> samples)."""
-        precisions = [int(to_str(key)) for key in meta]
-        samples = max(int(to_str(value)) for value in meta.values())
+        stored = precision_samples(meta)
+        precisions = list(stored)
+        samples = max(stored.values())
         return cls(name, precisions=precisions, samples=samples)
 
     def __repr__(self) -> str:
@@ -204,14 +205,18 @@ class Counter:
             keys.append(catalogue_key(KIND))
         return ScriptCall(script("counter_incr"), keys, args, after=self._after_incr)
 
-    def _after_incr(self, client: RedisClient, created: Any) -> None:
-        if int(created) and not catalogue.inline_catalogue(client):
+    def _after_incr(self, client: RedisClient, unlisted: Any) -> None:
+        # Only on Redis Cluster, where the catalogue lives in another slot. 'listed' is set after
+        # registering, so a process dying in between leaves the next write to register again.
+        if int(unlisted):
             catalogue.register(client, KIND, self.name)
+            client.hset(self.meta_key, "listed", 1)
 
     def delete(self) -> None:
         """Remove every slice of this counter and its catalogue entry."""
         client = get_redis_connection()
-        precisions = {int(to_str(p)) for p in client.hkeys(self.meta_key)} | set(self.precisions)
+        stored = precision_samples(dict.fromkeys(client.hkeys(self.meta_key), 0))
+        precisions = set(stored) | set(self.precisions)
         client.delete(self.meta_key, *(self.key(p) for p in sorted(precisions)))
         catalogue.unregister(client, KIND, self.name, self.meta_key)
 
@@ -243,6 +248,15 @@ class Counter:
 
     def exists(self) -> bool:
         return bool(get_redis_connection().exists(self.meta_key))
+
+
+def precision_samples(meta: dict[Any, Any]) -> dict[int, int]:
+    """``{precision: samples}`` from a counter's meta hash (skipping its 'listed' flag)."""
+    return {
+        int(to_str(key)): int(to_str(value))
+        for key, value in meta.items()
+        if to_str(key) != "listed"
+    }
 
 
 def _chunks(totals: dict[int, dict[int, int]], size: int) -> Iterable[dict[int, dict[int, int]]]:

@@ -1,15 +1,15 @@
 -- Add counts to a counter's precision hashes, remember its configuration, list it.
--- KEYS[1]          the counter's meta hash (precision -> samples kept)
+-- KEYS[1]          the counter's meta hash (precision -> samples kept, plus 'listed')
 -- KEYS[2..n+1]     one slice hash per precision
 -- KEYS[n+2]        the catalogue, only when it can be written here (not on Redis Cluster)
 -- ARGV[1]          counter name (catalogue member)
 -- ARGV[2]          samples kept per precision
 -- ARGV[3]          1 when the catalogue key is given, else 0
 -- ARGV[4..]        per precision: precision, number of pairs, then (slice start, count) pairs
--- Returns 1 when the counter was new (its meta did not exist), else 0.
+-- Returns 1 while the counter is not known to be listed in the catalogue (the caller must
+-- register it, then set 'listed'), else 0.
 local has_catalogue = tonumber(ARGV[3])
 local precisions = #KEYS - 1 - has_catalogue
-local created = redis.call('EXISTS', KEYS[1]) == 0
 local meta = {}
 local a = 4
 for i = 1, precisions do
@@ -22,11 +22,14 @@ for i = 1, precisions do
         a = a + 2
     end
 end
+local listed = redis.call('HEXISTS', KEYS[1], 'listed') == 1
 redis.call('HSET', KEYS[1], unpack(meta))
-if created and has_catalogue == 1 then
+if listed then
+    return 0
+end
+if has_catalogue == 1 then
     redis.call('ZADD', KEYS[#KEYS], 0, ARGV[1])
+    redis.call('HSET', KEYS[1], 'listed', 1)
+    return 0
 end
-if created then
-    return 1
-end
-return 0
+return 1
