@@ -206,11 +206,9 @@ class Counter:
         return ScriptCall(script("counter_incr"), keys, args, after=self._after_incr)
 
     def _after_incr(self, client: RedisClient, unlisted: Any) -> None:
-        # Only on Redis Cluster, where the catalogue lives in another slot. 'listed' is set after
-        # registering, so a process dying in between leaves the next write to register again.
+        # Only on Redis Cluster, where the catalogue lives in another slot.
         if int(unlisted):
-            catalogue.register(client, KIND, self.name)
-            client.hset(self.meta_key, "listed", 1)
+            catalogue.confirm_listed(client, KIND, self.name, self.meta_key)
 
     def delete(self) -> None:
         """Remove every slice of this counter and its catalogue entry."""
@@ -255,7 +253,7 @@ def precision_samples(meta: dict[Any, Any]) -> dict[int, int]:
     return {
         int(to_str(key)): int(to_str(value))
         for key, value in meta.items()
-        if to_str(key) != "listed"
+        if to_str(key) != catalogue.LISTED
     }
 
 

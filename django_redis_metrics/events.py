@@ -393,9 +393,9 @@ class EventSeries:
         return ScriptCall(script("events_record"), keys, args, after=self._after_record)
 
     def _after_record(self, client: RedisClient, reply: Any) -> int:
-        first, created = int(reply[0]), int(reply[1])
-        if created and not catalogue.inline_catalogue(client):
-            catalogue.register(client, KIND, self.name)
+        first, unlisted = int(reply[0]), int(reply[1])
+        if unlisted and not catalogue.inline_catalogue(client):
+            catalogue.confirm_listed(client, KIND, self.name, self.meta_key)
         return first
 
     # Reading

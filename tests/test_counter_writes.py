@@ -134,24 +134,6 @@ def test_reading_an_unconfigured_precision_is_a_clear_error(backend):
         counter.series("60")
 
 
-def test_a_writer_dying_before_listing_leaves_the_next_write_to_list(cluster, monkeypatch):
-    """On a cluster the catalogue is a second command: if it never happens, the next incr
-    registers the counter again instead of leaving it unlisted for good."""
-    from django_redis_metrics import catalogue
-
-    def dies(*args, **kwargs):
-        raise ConnectionError("the process died here")
-
-    with monkeypatch.context() as patch:
-        patch.setattr(catalogue, "register", dies)
-        with pytest.raises(ConnectionError):
-            Counter("orphan", precisions=[60]).incr(when=T0)
-    assert Counter.objects.names() == []
-    Counter("orphan", precisions=[60]).incr(when=T0)
-    assert Counter.objects.names() == ["orphan"]
-    assert Counter("orphan", precisions=[60]).series(60) == [(T0 // 60 * 60, 2)]
-
-
 def test_listed_counters_cost_one_round_trip_on_the_cluster(cluster, round_trips):
     counter = Counter("listed", precisions=[60])
     counter.incr(when=T0)

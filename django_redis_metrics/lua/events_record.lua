@@ -17,9 +17,9 @@
 -- Event hashes and cache keys are derived from data here (the id is made in this script), so
 -- they are not in KEYS; they share the series' hash tag, so on Redis Cluster they live in the
 -- same slot as KEYS[1] and the script stays on one node.
--- Returns {first new id, 1 if the series was new else 0}.
+-- Returns {first new id, 1 while the series is not known to be listed (the caller lists it)}.
 local has_catalogue = tonumber(ARGV[4])
-local created = redis.call('EXISTS', KEYS[3]) == 0
+local unlisted = redis.call('HEXISTS', KEYS[3], 'listed') == 0
 local meta = {'retention', ARGV[5]}
 local a = 6
 local n_index = tonumber(ARGV[a])
@@ -68,7 +68,9 @@ for e = 0, n_events - 1 do
         end
     end
 end
-if created and has_catalogue == 1 then
+if unlisted and has_catalogue == 1 then
     redis.call('ZADD', KEYS[#KEYS], 0, ARGV[3])
+    redis.call('HSET', KEYS[3], 'listed', 1)
+    unlisted = false
 end
-return {first, created and 1 or 0}
+return {first, unlisted and 1 or 0}
