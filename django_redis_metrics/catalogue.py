@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from .connection import RedisClient, is_cluster
 from .keys import catalogue_key, to_str
+from .scripts import script
 
 PAGE = 500
 #: Field of a metric's meta hash set once the metric is known to be in the catalogue.
@@ -24,9 +25,9 @@ def register(client: RedisClient, kind: str, name: str) -> None:
 
 
 def confirm_listed(client: RedisClient, kind: str, name: str, meta_key: str) -> None:
-    """List ``name``, then flag its meta hash so its writes stop asking (cluster path)."""
+    """List ``name``, then flag its meta hash (if still there) so its writes stop asking."""
     register(client, kind, name)
-    client.hset(meta_key, LISTED, 1)
+    script("catalogue_confirm")(client, [meta_key])
 
 
 def unregister(client: RedisClient, kind: str, name: str, marker_key: str) -> bool:

@@ -7,20 +7,37 @@
 -- ARGV[3]          1 when the catalogue key is given, else 0
 -- ARGV[4..]        per precision: precision, number of pairs, then (slice start, count) pairs
 -- Returns 1 while the counter is not known to be listed in the catalogue (the caller must
--- register it, then set 'listed'), else 0.
+-- register it, then set 'listed'), else 0. All or nothing: if an increment would overflow a
+-- slice, the increments already made are undone and an error is returned.
 local has_catalogue = tonumber(ARGV[3])
 local precisions = #KEYS - 1 - has_catalogue
-local meta = {}
+local done = {}
 local a = 4
 for i = 1, precisions do
     local pairs_count = tonumber(ARGV[a + 1])
-    meta[#meta + 1] = ARGV[a]
-    meta[#meta + 1] = ARGV[2]
     a = a + 2
     for _ = 1, pairs_count do
-        redis.call('HINCRBY', KEYS[i + 1], ARGV[a], ARGV[a + 1])
+        local result = redis.pcall('HINCRBY', KEYS[i + 1], ARGV[a], ARGV[a + 1])
+        if type(result) == 'table' and result.err then
+            for j = #done, 1, -1 do
+                local key, slice, count = done[j][1], done[j][2], done[j][3]
+                local negated = count:sub(1, 1) == '-' and count:sub(2) or '-' .. count
+                if redis.call('HINCRBY', key, slice, negated) == 0 then
+                    redis.call('HDEL', key, slice)
+                end
+            end
+            return redis.error_reply('ERR counter slice ' .. ARGV[a] .. ' would overflow: ' .. result.err)
+        end
+        done[#done + 1] = {KEYS[i + 1], ARGV[a], ARGV[a + 1]}
         a = a + 2
     end
+end
+local meta = {}
+a = 4
+for i = 1, precisions do
+    meta[#meta + 1] = ARGV[a]
+    meta[#meta + 1] = ARGV[2]
+    a = a + 2 + 2 * tonumber(ARGV[a + 1])
 end
 local listed = redis.call('HEXISTS', KEYS[1], 'listed') == 1
 redis.call('HSET', KEYS[1], unpack(meta))
