@@ -11,7 +11,28 @@
 -- slice, the increments already made are undone and an error is returned.
 local has_catalogue = tonumber(ARGV[3])
 local precisions = #KEYS - 1 - has_catalogue
-local done = {}
+
+-- Undo every increment sent before ARGV position 'stop' (on the error path only, so the
+-- success path keeps no bookkeeping).
+local function undo_before(stop)
+    local b = 4
+    for i = 1, precisions do
+        local pairs_count = tonumber(ARGV[b + 1])
+        b = b + 2
+        for _ = 1, pairs_count do
+            if b >= stop then
+                return
+            end
+            local count = ARGV[b + 1]
+            local negated = count:sub(1, 1) == '-' and count:sub(2) or '-' .. count
+            if redis.call('HINCRBY', KEYS[i + 1], ARGV[b], negated) == 0 then
+                redis.call('HDEL', KEYS[i + 1], ARGV[b])
+            end
+            b = b + 2
+        end
+    end
+end
+
 local a = 4
 for i = 1, precisions do
     local pairs_count = tonumber(ARGV[a + 1])
@@ -19,16 +40,9 @@ for i = 1, precisions do
     for _ = 1, pairs_count do
         local result = redis.pcall('HINCRBY', KEYS[i + 1], ARGV[a], ARGV[a + 1])
         if type(result) == 'table' and result.err then
-            for j = #done, 1, -1 do
-                local key, slice, count = done[j][1], done[j][2], done[j][3]
-                local negated = count:sub(1, 1) == '-' and count:sub(2) or '-' .. count
-                if redis.call('HINCRBY', key, slice, negated) == 0 then
-                    redis.call('HDEL', key, slice)
-                end
-            end
+            undo_before(a)
             return redis.error_reply('ERR counter slice ' .. ARGV[a] .. ' would overflow: ' .. result.err)
         end
-        done[#done + 1] = {KEYS[i + 1], ARGV[a], ARGV[a + 1]}
         a = a + 2
     end
 end
