@@ -6,6 +6,7 @@ from .batch import Batch
 from .bitmaps import UniqueBitmap
 from .connection import get_redis_connection
 from .counter import Counter
+from .events import EventSeries
 
-__all__ = ["Batch", "Counter", "UniqueBitmap", "get_redis_connection"]
+__all__ = ["Batch", "Counter", "EventSeries", "UniqueBitmap", "get_redis_connection"]
 __version__ = "0.1.0"

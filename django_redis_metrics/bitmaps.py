@@ -489,11 +489,11 @@ class UniqueBitmap:
 
     def _after_mark(self, mapped: str | None) -> Any:
         def after(client: RedisClient, reply: Any) -> None:
-            created, offset = int(reply[0]), int(reply[1])
+            unlisted, offset = int(reply[0]), int(reply[1])
             if mapped is not None:
                 id_cache.put(mapped, offset)
-            if created and not catalogue.inline_catalogue(client):
-                catalogue.register(client, KIND, self.name)
+            if unlisted and not catalogue.inline_catalogue(client):
+                catalogue.confirm_listed(client, KIND, self.name, self.meta_key)
 
         return after
 

@@ -1,8 +1,9 @@
 """Catalogues: one sorted set per kind of metric listing every metric that holds data.
 
 On a single node the models write the catalogue inside their own Lua scripts. On Redis Cluster
-the catalogue lives in another slot, so it is written by a separate command, and only when a
-metric's script reports that the metric is new: one extra round trip per metric's lifetime.
+the catalogue lives in another slot, so it is written by separate commands, and only while a
+metric's script reports that its meta hash lacks the ``listed`` flag: one extra round trip per
+metric's lifetime, and a writer that dies before listing leaves the next write to list it.
 Removal follows a remove-then-recheck protocol so that a racing writer never ends up unlisted.
 """
 
@@ -12,12 +13,21 @@ from collections.abc import Iterator
 
 from .connection import RedisClient, is_cluster
 from .keys import catalogue_key, to_str
+from .scripts import script
 
 PAGE = 500
+#: Field of a metric's meta hash set once the metric is known to be in the catalogue.
+LISTED = "listed"
 
 
 def register(client: RedisClient, kind: str, name: str) -> None:
     client.zadd(catalogue_key(kind), {name: 0})
+
+
+def confirm_listed(client: RedisClient, kind: str, name: str, meta_key: str) -> None:
+    """List ``name``, then flag its meta hash (if still there) so its writes stop asking."""
+    register(client, kind, name)
+    script("catalogue_confirm")(client, [meta_key])
 
 
 def unregister(client: RedisClient, kind: str, name: str, marker_key: str) -> bool:

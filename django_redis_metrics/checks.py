@@ -11,6 +11,7 @@ django_redis_metrics.E006  TIME_ZONE is not a known time zone
 django_redis_metrics.E007  a socket timeout is not a positive number
 django_redis_metrics.E008  COUNTER_PRECISIONS is not a list of positive ints
 django_redis_metrics.E009  COUNTER_SAMPLES is not a positive int
+django_redis_metrics.E020  EVENT_RETENTION is not a positive number of seconds
 django_redis_metrics.E030  BITMAP_RETENTION is not a dict of period name -> positive int
 django_redis_metrics.E031  BITMAP_CACHE_TTL is not a non-negative int
 django_redis_metrics.E040  HITS_COUNTER, ACTIVE_USERS, UNRESOLVED_VIEW or OTHER_VIEW cannot name
@@ -31,7 +32,7 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning
 
-from .bitmaps import validate_cache_ttl, validate_retention
+from . import bitmaps, events
 from .conf import DEFAULTS, SETTING_NAME
 from .connection import is_url
 from .counter import validate_precisions, validate_samples
@@ -67,8 +68,13 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
             )
     errors += _validated(value["COUNTER_PRECISIONS"], validate_precisions, "COUNTER_PRECISIONS", "E008")
     errors += _validated(value["COUNTER_SAMPLES"], validate_samples, "COUNTER_SAMPLES", "E009")
-    errors += _validated(value["BITMAP_RETENTION"], validate_retention, "BITMAP_RETENTION", "E030")
-    errors += _validated(value["BITMAP_CACHE_TTL"], validate_cache_ttl, "BITMAP_CACHE_TTL", "E031")
+    errors += _validated(value["EVENT_RETENTION"], events.validate_retention, "EVENT_RETENTION", "E020")
+    errors += _validated(
+        value["BITMAP_RETENTION"], bitmaps.validate_retention, "BITMAP_RETENTION", "E030"
+    )
+    errors += _validated(
+        value["BITMAP_CACHE_TTL"], bitmaps.validate_cache_ttl, "BITMAP_CACHE_TTL", "E031"
+    )
     errors += check_integration(value)
     return errors
 

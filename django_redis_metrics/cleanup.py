@@ -14,11 +14,12 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from . import catalogue
+from . import catalogue, events
 from .bitmaps import KIND as BITMAP_KIND
 from .bitmaps import clean_bitmaps
 from .connection import RedisClient, get_redis_connection
 from .counter import KIND as COUNTER_KIND
+from .counter import precision_samples
 from .keys import catalogue_key, metric_key, pattern, to_str
 from .scripts import script
 from .timeutil import When, to_timestamp
@@ -88,7 +89,7 @@ def _clean_counter(
     report: CleanupReport,
 ) -> None:
     meta_key = metric_key(COUNTER_KIND, name, "meta")
-    meta = {int(to_str(p)): int(to_str(s)) for p, s in client.hgetall(meta_key).items()}
+    meta = precision_samples(client.hgetall(meta_key))
     if not meta:
         # Listed but never written (or a writer died before listing settled): unlist it.
         if not dry_run and catalogue.unregister(client, COUNTER_KIND, name, meta_key):
@@ -142,6 +143,38 @@ def _retire(client: RedisClient, name: str, meta_key: str, precisions: list[int]
     if result != 1:
         return False
     return inline or catalogue.unregister(client, COUNTER_KIND, name, meta_key)
+
+
+def clean_event_series(
+    client: RedisClient | None = None,
+    *,
+    now: When = None,
+    passes: int = 0,
+    dry_run: bool = False,
+    batch_size: int = events.PREEN_BATCH,
+) -> CleanupReport:
+    """One pass over every event series: remove events older than each series' retention
+    (hashes, index entries, cached windows), ``batch_size`` events per script call."""
+    client = client or get_redis_connection()
+    timestamp = to_timestamp(now, "now")
+    report = CleanupReport(events.KIND, dry_run=dry_run)
+    for name in catalogue.names(client, events.KIND):
+        report.metrics_checked += 1
+        retention = events.stored_retention(client, name)
+        if retention is None:
+            meta_key = metric_key(events.KIND, name, "meta")
+            if not dry_run and catalogue.unregister(client, events.KIND, name, meta_key):
+                report.metrics_removed.append(name)
+            continue
+        cutoff = timestamp - retention
+        if dry_run:
+            removed = events.expired_count(client, name, cutoff)
+        else:
+            removed = events.preen_series(client, name, cutoff, batch_size)
+        report.items_removed += removed
+        if removed:
+            report.details.append(f"event series {name!r}: {removed} events")
+    return report
 
 
 #: Grace period given to a stray temporary key before Redis drops it, in seconds.
@@ -198,6 +231,7 @@ Cleaner = Callable[..., CleanupReport]
 #: Every kind of metric's cleaner, run in this order by ``clean_all`` and ``clean_metrics``.
 CLEANERS: dict[str, Cleaner] = {
     COUNTER_KIND: clean_counters,
+    events.KIND: clean_event_series,
     BITMAP_KIND: clean_bitmaps,
     TEMP_KIND: clean_temporary,
 }

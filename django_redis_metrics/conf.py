@@ -18,6 +18,7 @@ DEFAULT_SAMPLES = 120
 #: Periods of each kind a UniqueBitmap keeps, counting the current one: 2 days of hours, about
 #: 3 months of days, 2 years of ISO weeks, 5 years of months.
 DEFAULT_BITMAP_RETENTION: dict[str, int] = {"hour": 48, "day": 92, "week": 105, "month": 60}
+DEFAULT_EVENT_RETENTION = 30 * 86400
 #: View names (``fnmatch`` patterns) the middleware does not count: the admin, health checks.
 DEFAULT_EXCLUDE_VIEWS: tuple[str, ...] = (
     "admin:*", "health", "healthz", "health_check", "health_check:*", "ping",
@@ -37,6 +38,7 @@ DEFAULTS: dict[str, Any] = {
     "COUNTER_SAMPLES": DEFAULT_SAMPLES,
     "BITMAP_RETENTION": DEFAULT_BITMAP_RETENTION,
     "BITMAP_CACHE_TTL": 86400,
+    "EVENT_RETENTION": DEFAULT_EVENT_RETENTION,
     # Django integration (middleware.py, decorators.py, failopen.py)
     "HITS_COUNTER": "hits",
     "VIEW_COUNTER": "hits:{view}",
@@ -109,6 +111,10 @@ class Settings:
     def BITMAP_CACHE_TTL(self) -> int:
         """Seconds the union of periods that are over stays cached; 0 disables the cache."""
         return int(self.get("BITMAP_CACHE_TTL"))
+    @property
+    def EVENT_RETENTION(self) -> float:
+        """Seconds an ``EventSeries`` keeps its events unless it sets its own ``retention``."""
+        return float(self.get("EVENT_RETENTION"))
     # Django integration
 
     @property

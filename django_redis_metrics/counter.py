@@ -24,6 +24,11 @@ KIND = "counter"
 MAX_COUNT = 2**53
 #: Most (slice, count) pairs sent in one script call by ``incr_many``.
 MAX_PAIRS_PER_CALL = 5000
+#: Most precisions one counter may keep (each is a key written by every increment).
+MAX_PRECISIONS = 64
+#: Most slices ``recent`` reads, and how many it asks for per HMGET.
+MAX_RECENT = 100_000
+READ_CHUNK = 1000
 
 
 def validate_precisions(precisions: object) -> tuple[int, ...]:
@@ -33,6 +38,8 @@ def validate_precisions(precisions: object) -> tuple[int, ...]:
     values = tuple(precisions)
     if not values:
         raise ValueError("precisions must name at least one precision.")
+    if len(values) > MAX_PRECISIONS:
+        raise ValueError(f"A counter keeps at most {MAX_PRECISIONS} precisions, not {len(values)}.")
     for value in values:
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"Each precision must be an int number of seconds, not {value!r}.")
@@ -74,14 +81,15 @@ class CounterManager:
             pipe.hgetall(metric_key(KIND, name, "meta"))
         counters = []
         for name, meta in zip(names, pipe.execute(), strict=True):
-            counters.append(Counter.from_meta(name, meta) if meta else Counter(name))
+            stored = precision_samples(meta)
+            counters.append(Counter.from_meta(name, meta) if stored else Counter(name))
         return counters
 
     def get(self, name: str) -> Counter:
         """The counter ``name`` as stored; ``LookupError`` if no writer ever recorded it."""
         validate_name(name)
         meta = get_redis_connection().hgetall(metric_key(KIND, name, "meta"))
-        if not meta:
+        if not precision_samples(meta):
             raise LookupError(f"No counter named {name!r} holds data.")
         return Counter.from_meta(name, meta)
 
@@ -109,8 +117,11 @@ class Counter:
     @classmethod
     def from_meta(cls, name: str, meta: dict[Any, Any]) -> Counter:
         """A counter configured as its stored meta hash says (precision -> samples)."""
-        precisions = [int(to_str(key)) for key in meta]
-        samples = max(int(to_str(value)) for value in meta.values())
+        stored = precision_samples(meta)
+        if not stored:
+            raise LookupError(f"Counter {name!r} has no stored configuration.")
+        precisions = list(stored)
+        samples = max(stored.values())
         return cls(name, precisions=precisions, samples=samples)
 
     def __repr__(self) -> str:
@@ -185,6 +196,12 @@ class Counter:
             count = validate_count(item[1])
             for precision, slices in totals.items():
                 slices[slice_start(timestamp, precision)] += count
+        for slices in totals.values():
+            for start, total in slices.items():
+                if abs(total) > MAX_COUNT:
+                    raise ValueError(
+                        f"The increments of slice {start} add up to {total}, beyond ±2**53."
+                    )
         client = get_redis_connection()
         calls = [self._incr_call(chunk, client) for chunk in _chunks(totals, MAX_PAIRS_PER_CALL)]
         if calls:
@@ -204,15 +221,17 @@ class Counter:
             keys.append(catalogue_key(KIND))
         return ScriptCall(script("counter_incr"), keys, args, after=self._after_incr)
 
-    def _after_incr(self, client: RedisClient, created: Any) -> None:
-        if int(created) and not catalogue.inline_catalogue(client):
-            catalogue.register(client, KIND, self.name)
+    def _after_incr(self, client: RedisClient, unlisted: Any) -> None:
+        # Only on Redis Cluster, where the catalogue lives in another slot.
+        if int(unlisted):
+            catalogue.confirm_listed(client, KIND, self.name, self.meta_key)
 
     def delete(self) -> None:
         """Remove every slice of this counter and its catalogue entry."""
         client = get_redis_connection()
-        precisions = {int(to_str(p)) for p in client.hkeys(self.meta_key)} | set(self.precisions)
-        client.delete(self.meta_key, *(self.key(p) for p in sorted(precisions)))
+        stored = precision_samples(dict.fromkeys(client.hkeys(self.meta_key), 0))
+        precisions = set(stored) | set(self.precisions)
+        client.unlink(self.meta_key, *(self.key(p) for p in sorted(precisions)))
         catalogue.unregister(client, KIND, self.name, self.meta_key)
 
     # Reading
@@ -220,8 +239,9 @@ class Counter:
     def series(self, precision: int) -> list[tuple[int, int]]:
         """The stored samples of ``precision`` as ``(slice start, count)``, oldest first."""
         precision = self._check_precision(precision)
-        data = get_redis_connection().hgetall(self.key(precision))
-        return sorted((int(to_str(start)), int(to_str(count))) for start, count in data.items())
+        # HSCAN: one call for a trimmed counter, bounded steps for one the cleaner has not seen.
+        data = get_redis_connection().hscan_iter(self.key(precision), count=READ_CHUNK)
+        return sorted({int(to_str(start)): int(to_str(count)) for start, count in data}.items())
 
     def recent(
         self, precision: int, count: int | None = None, until: When = None
@@ -229,9 +249,15 @@ class Counter:
         """The newest ``count`` slices (default: ``samples``) up to ``until``, zero-filled."""
         precision = self._check_precision(precision)
         count = self.samples if count is None else validate_samples(count)
+        if count > MAX_RECENT:
+            raise ValueError(f"recent() reads at most {MAX_RECENT} slices, not {count}.")
         last = slice_start(to_timestamp(until, "until"), precision)
         starts = [last - precision * i for i in range(count - 1, -1, -1)]
-        values = get_redis_connection().hmget(self.key(precision), starts)
+        key = self.key(precision)
+        pipe = get_redis_connection().pipeline(transaction=False)
+        for index in range(0, len(starts), READ_CHUNK):
+            pipe.hmget(key, starts[index : index + READ_CHUNK])
+        values = [value for chunk in pipe.execute() for value in chunk]
         return [
             (s, int(to_str(v)) if v is not None else 0) for s, v in zip(starts, values, strict=True)
         ]
@@ -243,6 +269,15 @@ class Counter:
 
     def exists(self) -> bool:
         return bool(get_redis_connection().exists(self.meta_key))
+
+
+def precision_samples(meta: dict[Any, Any]) -> dict[int, int]:
+    """``{precision: samples}`` from a counter's meta hash (skipping its 'listed' flag)."""
+    return {
+        int(to_str(key)): int(to_str(value))
+        for key, value in meta.items()
+        if to_str(key) != catalogue.LISTED
+    }
 
 
 def _chunks(totals: dict[int, dict[int, int]], size: int) -> Iterable[dict[int, dict[int, int]]]:

@@ -29,6 +29,8 @@ from asgiref.sync import iscoroutinefunction
 from django.http import HttpRequest, HttpResponseBase
 
 from . import recorder
+from .batch import Batch
+from .events import EventSeries
 from .keys import validate_name
 from .middleware import request_writes, user_id
 from .recorder import Writes
@@ -186,9 +188,7 @@ def track_event(
             values[USER_FIELD] = uid
         when = call.when
 
-        def write(batch: Any) -> None:
-            from . import EventSeries  # type: ignore[attr-defined]
-
+        def write(batch: Batch) -> None:
             EventSeries(name, index=index).record(when=when, batch=batch, **values)
 
         writes.defer(write)

@@ -20,8 +20,11 @@ def _bad_character(value: str) -> str | None:
     for char in value:
         if char in "{}":
             return "braces ('{' or '}')"
-        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
+        category = unicodedata.category(char)
+        if category in ("Cc", "Cf", "Zl", "Zp"):
             return f"a control character ({char!r})"
+        if category == "Cs":
+            return f"a lone surrogate ({char!r}), which cannot be encoded"
     return None
 
 

@@ -33,7 +33,12 @@ class LuaScript:
 
     def queue(self, pipe: Any, keys: Sequence[KeyOrArg], args: Sequence[KeyOrArg] = ()) -> None:
         """Queue an EVALSHA on a pipeline (cluster pipelines block the ``evalsha`` method)."""
-        pipe.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+        options: dict[str, Any] = {}
+        if keys and hasattr(pipe, "get_node_from_key"):
+            # Route by the first key: redis-py's cluster pipeline would otherwise ask the
+            # server (COMMAND GETKEYS) for every queued EVALSHA, one round trip each.
+            options["target_nodes"] = pipe.get_node_from_key(keys[0])
+        pipe.execute_command("EVALSHA", self.sha, len(keys), *keys, *args, **options)
 
     def ensure_loaded(self, client: RedisClient) -> None:
         """SCRIPT LOAD is idempotent; on a cluster it reaches every primary."""

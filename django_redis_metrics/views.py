@@ -23,6 +23,7 @@ from django.template.response import TemplateResponse
 from .bitmaps import UniqueBitmap
 from .connection import get_redis_connection
 from .counter import Counter
+from .events import EventSeries
 from .keys import to_str, validate_name
 from .models import PERMISSION
 from .periods import Period, period_class
@@ -254,15 +255,9 @@ NEWEST_EVENTS = 20
 TOP_VALUES = 20
 
 
-def _event_series_model() -> Any:
-    from .events import EventSeries
-
-    return EventSeries
-
-
-def get_series(name: str) -> Any:
+def get_series(name: str) -> EventSeries:
     try:
-        return _event_series_model().objects.get(name)
+        return EventSeries.objects.get(name)
     except LookupError as exc:
         raise Http404(str(exc)) from exc
 
@@ -274,7 +269,7 @@ def chosen_window(request: HttpRequest) -> int:
     return int(raw)
 
 
-def series_payload(series: Any, window: int, now: float) -> dict[str, Any]:
+def series_payload(series: EventSeries, window: int, now: float) -> dict[str, Any]:
     """Events per aligned window over the last ``EVENT_POINTS`` windows."""
     start = now - (EVENT_POINTS - 1) * window
     counts = series.counts(start, now, window)
@@ -292,7 +287,7 @@ def series_payload(series: Any, window: int, now: float) -> dict[str, Any]:
 def event_series_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     now = time.time()
     rows = []
-    for series in _event_series_model().objects.all():
+    for series in EventSeries.objects.all():
         rows.append({
             "series": series,
             "hour": series.count(now - 3600, now),

@@ -76,3 +76,10 @@ def backend(request: pytest.FixtureRequest, settings: Any) -> Backend:
         server = request.getfixturevalue("redis_cluster")
     prefix = _configure(settings, server.url, request.param == "cluster")
     return Backend(request.param, get_redis_connection(), prefix, server.url)
+
+
+@pytest.fixture
+def cluster(settings: Any, redis_cluster: RedisClusterServers) -> Backend:
+    """Settings pointing at the private Redis Cluster only (for cluster-specific behaviour)."""
+    prefix = _configure(settings, redis_cluster.url, True)
+    return Backend("cluster", get_redis_connection(), prefix, redis_cluster.url)

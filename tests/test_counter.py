@@ -167,3 +167,22 @@ def test_every_key_of_a_counter_shares_one_cluster_slot(backend):
     assert len({key_slot(k.encode()) for k in keys}) == 1
     others = {key_slot(k.encode()) for k in backend.keys() if "{elsewhere}" in k}
     assert len(others) == 1
+
+
+def test_series_reads_a_counter_the_cleaner_has_not_trimmed(backend):
+    counter = Counter("untrimmed", precisions=[1])
+    counter.incr_many((T0 + i, i % 7 + 1) for i in range(3000))  # a hashtable, not a listpack
+    series = counter.series(1)
+    assert len(series) == 3000
+    assert series == [(T0 + i, i % 7 + 1) for i in range(3000)]
+
+
+def test_recent_reads_long_windows_in_chunks_and_refuses_huge_ones(backend):
+    counter = Counter("long", precisions=[1])
+    counter.incr(when=T0 - 2400)
+    window = counter.recent(1, 2500, until=T0)
+    assert len(window) == 2500
+    assert window[99] == (T0 - 2400, 1)
+    assert sum(count for _, count in window) == 1
+    with pytest.raises(ValueError, match="at most 100000 slices"):
+        counter.recent(1, 100_001)

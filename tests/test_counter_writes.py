@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from datetime import UTC, datetime
 
 import pytest
 import redis
 
 from django_redis_metrics import Batch, Counter
+from django_redis_metrics.cleanup import clean_counters
 
 T0 = 1_700_000_000
 
@@ -132,3 +133,69 @@ def test_reading_an_unconfigured_precision_is_a_clear_error(backend):
         counter.recent(5)
     with pytest.raises(TypeError, match="precision must be an int"):
         counter.series("60")
+
+
+def test_listed_counters_cost_one_round_trip_on_the_cluster(cluster, round_trips):
+    counter = Counter("listed", precisions=[60])
+    counter.incr(when=T0)
+    round_trips.clear()
+    counter.incr(when=T0)
+    assert len(round_trips) == 1
+
+
+def test_increments_adding_up_beyond_the_limit_write_nothing(backend):
+    with pytest.raises(ValueError, match=r"add up to .* beyond"):
+        Counter("sum", precisions=[1, 86400]).incr_many([(T0 + i, 2**53) for i in range(3)])
+    assert backend.keys() == []
+
+
+def test_an_overflowing_slice_undoes_the_whole_increment(backend):
+    counter = Counter("full", precisions=[1, 60, 86400])
+    counter.incr(when=T0)
+    day_key = counter.key(86400)
+    backend.client.hset(day_key, T0 // 86400 * 86400, 2**63 - 10)
+    before = {key: backend.client.dump(key) for key in backend.keys()}
+    with pytest.raises(redis.ResponseError, match="would overflow"):
+        counter.incr(20, when=T0 + 1)  # the 1 s and 60 s slices succeed first, then day overflows
+    assert {key: backend.client.dump(key) for key in backend.keys()} == before
+    counter.incr(5, when=T0 + 1)
+    assert counter.series(1) == [(T0, 1), (T0 + 1, 5)]
+
+
+def test_too_many_precisions_are_refused():
+    with pytest.raises(ValueError, match="at most 64 precisions"):
+        Counter("wide", precisions=range(1, 100))
+
+
+@pytest.mark.parametrize("when", [1e20, -1e19, datetime(9999, 12, 31, tzinfo=UTC)])
+def test_times_outside_the_calendar_are_refused(backend, when):
+    with pytest.raises(ValueError, match="years 2 to 9998"):
+        Counter("far").incr(when=when)
+    assert backend.keys() == []
+
+
+def test_names_with_lone_surrogates_are_refused():
+    with pytest.raises(ValueError, match="surrogate"):
+        Counter("bad \ud800 name")
+
+
+def test_a_counter_retired_while_its_writer_lists_it_leaves_no_ghost(cluster, monkeypatch):
+    """A writer told to list a counter stalls; meanwhile the cleaner retires it. Listing must not
+    recreate a meta hash holding only the 'listed' flag."""
+    from django_redis_metrics import catalogue
+
+    register = catalogue.register
+
+    def stalls_while_the_cleaner_retires(client, kind, name):
+        counter = Counter(name, precisions=[1])
+        client.hdel(counter.key(1), T0)  # the cleaner trims the slice ...
+        client.delete(counter.meta_key)  # ... and the retire script drops the meta hash
+        register(client, kind, name)
+
+    monkeypatch.setattr(catalogue, "register", stalls_while_the_cleaner_retires)
+    Counter("ghost", precisions=[1]).incr(when=T0)
+    monkeypatch.undo()
+    assert not cluster.client.exists(Counter("ghost").meta_key)
+    assert [c.name for c in Counter.objects.all()] == ["ghost"]  # listed, harmlessly, until ...
+    clean_counters(now=T0)
+    assert Counter.objects.names() == []  # ... the next cleaning pass unlists it

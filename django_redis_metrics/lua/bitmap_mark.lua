@@ -9,7 +9,7 @@
 -- ARGV[5]          the bit offset, or the id to map when ARGV[4] = 1
 -- ARGV[6]          the periods as stored in meta (e.g. "day,week,month")
 -- ARGV[7..]        per period: suffix, start (epoch seconds)
--- Returns {1 if the bitmap was new else 0, the bit offset}.
+-- Returns {1 while the bitmap is not known to be listed (the caller lists it), the bit offset}.
 local n = tonumber(ARGV[2])
 local has_catalogue = tonumber(ARGV[3])
 local offset = ARGV[5]
@@ -24,13 +24,15 @@ if tonumber(ARGV[4]) == 1 then
         redis.call('HSET', map, ARGV[5], offset)
     end
 end
-local created = redis.call('EXISTS', KEYS[1]) == 0
+local unlisted = redis.call('HEXISTS', KEYS[1], 'listed') == 0
 for i = 1, n do
     redis.call('SETBIT', KEYS[1 + i], offset, 1)
     redis.call('ZADD', KEYS[1 + n + i], ARGV[7 + 2 * (i - 1) + 1], ARGV[7 + 2 * (i - 1)])
 end
 redis.call('HSET', KEYS[1], 'periods', ARGV[6])
-if created and has_catalogue == 1 then
+if unlisted and has_catalogue == 1 then
     redis.call('ZADD', KEYS[2 * n + 2], 0, ARGV[1])
+    redis.call('HSET', KEYS[1], 'listed', 1)
+    unlisted = false
 end
-return {created and 1 or 0, tonumber(offset)}
+return {unlisted and 1 or 0, tonumber(offset)}

@@ -1,32 +1,66 @@
 -- Add counts to a counter's precision hashes, remember its configuration, list it.
--- KEYS[1]          the counter's meta hash (precision -> samples kept)
+-- KEYS[1]          the counter's meta hash (precision -> samples kept, plus 'listed')
 -- KEYS[2..n+1]     one slice hash per precision
 -- KEYS[n+2]        the catalogue, only when it can be written here (not on Redis Cluster)
 -- ARGV[1]          counter name (catalogue member)
 -- ARGV[2]          samples kept per precision
 -- ARGV[3]          1 when the catalogue key is given, else 0
 -- ARGV[4..]        per precision: precision, number of pairs, then (slice start, count) pairs
--- Returns 1 when the counter was new (its meta did not exist), else 0.
+-- Returns 1 while the counter is not known to be listed in the catalogue (the caller must
+-- register it, then set 'listed'), else 0. All or nothing: if an increment would overflow a
+-- slice, the increments already made are undone and an error is returned.
 local has_catalogue = tonumber(ARGV[3])
 local precisions = #KEYS - 1 - has_catalogue
-local created = redis.call('EXISTS', KEYS[1]) == 0
-local meta = {}
+
+-- Undo every increment sent before ARGV position 'stop' (on the error path only, so the
+-- success path keeps no bookkeeping).
+local function undo_before(stop)
+    local b = 4
+    for i = 1, precisions do
+        local pairs_count = tonumber(ARGV[b + 1])
+        b = b + 2
+        for _ = 1, pairs_count do
+            if b >= stop then
+                return
+            end
+            local count = ARGV[b + 1]
+            local negated = count:sub(1, 1) == '-' and count:sub(2) or '-' .. count
+            if redis.call('HINCRBY', KEYS[i + 1], ARGV[b], negated) == 0 then
+                redis.call('HDEL', KEYS[i + 1], ARGV[b])
+            end
+            b = b + 2
+        end
+    end
+end
+
 local a = 4
 for i = 1, precisions do
     local pairs_count = tonumber(ARGV[a + 1])
-    meta[#meta + 1] = ARGV[a]
-    meta[#meta + 1] = ARGV[2]
     a = a + 2
     for _ = 1, pairs_count do
-        redis.call('HINCRBY', KEYS[i + 1], ARGV[a], ARGV[a + 1])
+        local result = redis.pcall('HINCRBY', KEYS[i + 1], ARGV[a], ARGV[a + 1])
+        if type(result) == 'table' and result.err then
+            undo_before(a)
+            return redis.error_reply('ERR counter slice ' .. ARGV[a] .. ' would overflow: ' .. result.err)
+        end
         a = a + 2
     end
 end
+local meta = {}
+a = 4
+for i = 1, precisions do
+    meta[#meta + 1] = ARGV[a]
+    meta[#meta + 1] = ARGV[2]
+    a = a + 2 + 2 * tonumber(ARGV[a + 1])
+end
+local listed = redis.call('HEXISTS', KEYS[1], 'listed') == 1
 redis.call('HSET', KEYS[1], unpack(meta))
-if created and has_catalogue == 1 then
+if listed then
+    return 0
+end
+if has_catalogue == 1 then
     redis.call('ZADD', KEYS[#KEYS], 0, ARGV[1])
+    redis.call('HSET', KEYS[1], 'listed', 1)
+    return 0
 end
-if created then
-    return 1
-end
-return 0
+return 1

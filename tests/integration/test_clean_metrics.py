@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from django_redis_metrics import Counter, UniqueBitmap, cleanup
+from django_redis_metrics import Counter, EventSeries, UniqueBitmap, cleanup
 from django_redis_metrics.keys import temp_key
 from django_redis_metrics.periods import period_class
 
@@ -54,6 +54,10 @@ def old_data(single: Any) -> Any:
     visitors.mark(7, when=now)
     single.old_day_key = visitors.key(period_class("day").containing(now - 200 * DAY))
     single.old_month_key = visitors.key(period_class("month").containing(now - 200 * DAY))
+    orders = EventSeries("orders", index=["country"])  # kept 30 days by default
+    orders.record(when=now - 40 * DAY, country="FR")
+    orders.record(when=now - 39 * DAY, country="DE")
+    orders.record(when=now, country="FR")
     return single
 
 
@@ -67,6 +71,8 @@ def test_dry_run_changes_nothing_and_says_what_it_would_do(old_data: Any) -> Non
     assert "counter 'gone': empty, removed from the catalogue" in output
     assert "bitmap: checked 1, would remove 1 old entries" in output
     assert "bitmap 'visitors': 1 day periods" in output
+    assert "events: checked 1, would remove 2 old entries" in output
+    assert "event series 'orders': 2 events" in output
 
 
 def test_one_pass_cleans_every_kind(old_data: Any) -> None:
@@ -81,7 +87,11 @@ def test_one_pass_cleans_every_kind(old_data: Any) -> None:
     assert not old_data.client.exists(old_data.old_day_key)
     assert old_data.client.exists(old_data.old_month_key)
     assert UniqueBitmap("visitors").count("day") == 1
-    assert set(cleanup.CLEANERS) >= {"counter", "bitmap", "temporary"}
+    assert "events: checked 1, removed 2 old entries" in output
+    orders = EventSeries("orders", index=["country"])
+    assert orders.size() == 1
+    assert orders.count_by("country", 0, time.time()) == {"FR": 1}
+    assert list(cleanup.CLEANERS) == ["counter", "events", "bitmap", "temporary"]
 
 
 def test_verbosity(old_data: Any) -> None:

@@ -8,11 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-# TEMPORARY until EventSeries (issue 3) is merged into main; removed at the next merge.
-pytest.importorskip("django_redis_metrics.events")
-
 MANAGE = Path(__file__).resolve().parents[2] / "example_project" / "manage.py"
 
 

@@ -11,9 +11,6 @@ from django.contrib.auth.models import User
 from django.test import AsyncClient, Client
 from django.urls import reverse
 
-# TEMPORARY until EventSeries (issue 3) is merged into main; removed at the next merge.
-pytest.importorskip("django_redis_metrics.events")
-
 from django_redis_metrics import Counter, EventSeries, UniqueBitmap, recorder
 
 from .conftest import counting_round_trips

@@ -1,0 +1,43 @@
+-- Events per window, one ZCOUNT (O(log N)) per window not served from the cache.
+-- KEYS[1]          the time index
+-- KEYS[2], KEYS[3] the cache of this window size (score = window start, member = start:count)
+--                  and the set of cached sizes; only when caching
+-- ARGV[1]          window size to cache under, or '' not to cache
+-- ARGV[2]          now: only windows ending at or before it are cached (closed windows)
+-- ARGV[3]          most window sizes the series caches
+-- ARGV[4..]        the window boundaries: n + 1 timestamps for n windows
+-- Returns the n counts.
+local caching = ARGV[1] ~= ''
+local now = tonumber(ARGV[2])
+local n = #ARGV - 4
+local cached = {}
+if caching then
+    local known = redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1
+    if not known and redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[3]) then
+        caching = false
+    else
+        local hits = redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[4], ARGV[3 + n])
+        for _, member in ipairs(hits) do
+            local sep = string.find(member, ':', 1, true)
+            cached[string.sub(member, 1, sep - 1)] = tonumber(string.sub(member, sep + 1))
+        end
+    end
+end
+local counts = {}
+local stored = false
+for i = 1, n do
+    local start, stop = ARGV[3 + i], ARGV[4 + i]
+    local count = cached[start]
+    if count == nil then
+        count = redis.call('ZCOUNT', KEYS[1], start, '(' .. stop)
+        if caching and tonumber(stop) <= now then
+            redis.call('ZADD', KEYS[2], start, start .. ':' .. count)
+            stored = true
+        end
+    end
+    counts[i] = count
+end
+if stored then
+    redis.call('SADD', KEYS[3], ARGV[1])
+end
+return counts
