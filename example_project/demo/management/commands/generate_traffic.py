@@ -107,7 +107,7 @@ class Command(BaseCommand):
         joined = {user: rng.uniform(now - days * DAY, now) for user in range(1, population + 1)}
         marks = 0
         batch = Batch()
-        for day in range(days, -1, -1):
+        for day in range(days - 1, -1, -1):
             day_start = now - day * DAY
             for user, since in joined.items():
                 age_days = (day_start - since) / DAY
@@ -115,7 +115,8 @@ class Command(BaseCommand):
                     continue
                 chance = 0.9 if age_days < 1 else 0.02 + 0.5 * math.exp(-age_days / 3)
                 if rng.random() < chance:
-                    moment = min(day_start + rng.uniform(8, 22) * HOUR, now)
+                    # One visit in the 24 hours ending at day_start: no two loop days overlap.
+                    moment = max(day_start - rng.uniform(0, 0.99 * DAY), since)
                     active.mark(user, when=moment, batch=batch)
                     marks += 1
                     if len(batch.calls) >= 500:
