@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+import uuid
 from typing import Any
 
 import pytest
@@ -259,3 +260,23 @@ def test_models_still_raise_when_called_directly(with_middleware: Any) -> None:
         assert "Timeout" in type(info.value).__name__
     finally:
         sock.close()
+
+
+@pytest.mark.parametrize("backend_path", [
+    "django.core.cache.backends.redis.RedisCache", "django_redis.cache.RedisCache",
+])
+def test_counts_through_a_shared_caches_alias(
+    redis_server: RedisServer, with_middleware: Any, backend_path: str
+) -> None:
+    with_middleware.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "metrics": {"BACKEND": backend_path, "LOCATION": redis_server.url},
+    }
+    with_middleware.DJANGO_REDIS_METRICS = {
+        "CONNECTION": "metrics", "PREFIX": f"alias{uuid.uuid4().hex[:8]}",
+    }
+    client = failopen.fail_open_client()
+    assert client.connection_pool.connection_kwargs["socket_timeout"] == 0.25
+    assert client.connection_pool.connection_kwargs["port"] == redis_server.port
+    assert get("/sync/") == 200
+    assert hits("hits:sync") == 1
