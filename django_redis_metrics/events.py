@@ -39,11 +39,16 @@ from .scripts import script
 from .timeutil import When, to_timestamp
 
 KIND = "events"
-#: Field names an event may not use: they name what every returned event holds.
-RESERVED_FIELDS = frozenset({"id", "timestamp"})
+#: Field names an event may not use: ``id`` and ``timestamp`` name what every returned event
+#: holds; ``when`` and ``batch`` are ``record``'s own arguments (``record_many`` reads ``when``).
+RESERVED_FIELDS = frozenset({"id", "timestamp", "when", "batch"})
 MAX_FIELD_LENGTH = 200
+#: Most fields one event may have (and most indexed fields a series may have).
+MAX_FIELDS = 1000
 #: Most events written by one script call of ``record_many``.
 MAX_EVENTS_PER_CALL = 500
+#: Most fields (of all its events) written by one script call of ``record_many``.
+MAX_FIELDS_PER_CALL = 10_000
 #: Most script calls sent in one pipelined round trip by ``record_many``.
 MAX_CALLS_PER_PIPELINE = 20
 #: Events read (or counted) per script call by ``between``, ``latest`` and ``count_by``.
@@ -58,6 +63,8 @@ PREEN_BATCH = 500
 MAX_CACHED_SIZES = 16
 
 Value = str | int | float | bool | date | datetime | Decimal
+#: One validated event: (score, UTF-8 field/value pairs, (indexed field, text) pairs).
+Prepared = tuple[str, list[bytes], list[tuple[str, str]]]
 
 #: One-letter type tags of stored values: ``<tag>:<text>``.
 _DECODERS: dict[str, Any] = {
@@ -120,16 +127,27 @@ def decode_value(stored: bytes | str) -> Value:
     return value
 
 
+def _utf8(text: str, what: str) -> bytes:
+    """``text`` encoded as Redis will store it; a clear ValueError if it cannot be (a lone
+    surrogate), raised before anything is sent."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{what} cannot be encoded as UTF-8 ({exc.reason} at position {exc.start}): {text!r}."
+        ) from None
+
+
 def validate_field_name(name: object, *, indexed: bool = False) -> str:
-    """A field name: a non-empty str, not reserved, no control characters."""
+    """A field name: a non-empty str, not reserved, no control characters, valid UTF-8."""
     if not isinstance(name, str):
         raise TypeError(f"Field names must be str, not {type(name).__name__}: {name!r}.")
     if not name:
         raise ValueError("Field names must not be empty.")
     if name in RESERVED_FIELDS:
         raise ValueError(
-            f"{name!r} is reserved (every returned event holds 'id' and 'timestamp'); "
-            "rename the field."
+            f"{name!r} is reserved: every returned event holds 'id' and 'timestamp', and "
+            "'when' and 'batch' are record()'s own arguments; rename the field."
         )
     if len(name) > MAX_FIELD_LENGTH:
         raise ValueError(f"Field name {name[:40]!r}... is longer than {MAX_FIELD_LENGTH}.")
@@ -137,6 +155,7 @@ def validate_field_name(name: object, *, indexed: bool = False) -> str:
         raise ValueError(f"Field name {name!r} must not contain control characters.")
     if indexed and ":" in name:
         raise ValueError(f"Indexed field name {name!r} must not contain ':'.")
+    _utf8(name, "Field name")
     return name
 
 
@@ -242,6 +261,8 @@ class EventSeries:
         self.index: tuple[str, ...] = tuple(
             dict.fromkeys(validate_field_name(f, indexed=True) for f in index)
         )
+        if len(self.index) > MAX_FIELDS:
+            raise ValueError(f"A series may index at most {MAX_FIELDS} fields, not {len(index)}.")
         self._retention = None if retention is None else validate_retention(retention)
 
     @classmethod
@@ -310,6 +331,8 @@ class EventSeries:
 
         With ``batch``, the write is queued; its id is then in ``batch.results``.
         """
+        if batch is not None and not isinstance(batch, Batch):
+            raise TypeError(f"batch must be a Batch, not {type(batch).__name__}: {batch!r}.")
         event = self._prepare(when, fields)
         client = get_redis_connection()
         call = self._record_call([event], client)
@@ -322,22 +345,29 @@ class EventSeries:
     def record_many(self, events: Iterable[Mapping[str, Any]]) -> list[int]:
         """Record many events (mappings of fields, each with an optional ``"when"``); for imports.
 
-        Everything is validated before anything is written. Each script call is atomic and
-        writes at most ``MAX_EVENTS_PER_CALL`` events; up to ``MAX_CALLS_PER_PIPELINE`` calls
-        share one round trip. Returns the new ids in input order.
+        Everything is validated (and encoded) before anything is written. Each script call is
+        atomic and writes at most ``MAX_EVENTS_PER_CALL`` events and ``MAX_FIELDS_PER_CALL``
+        fields; up to ``MAX_CALLS_PER_PIPELINE`` calls share one round trip. Returns the new
+        ids in input order.
         """
-        prepared = []
+        chunks: list[list[Prepared]] = []
+        chunk: list[Prepared] = []
+        weight = 0
         for item in events:
             if not isinstance(item, Mapping):
                 raise TypeError(f"record_many expects mappings of fields, not {item!r}.")
             fields = dict(item)
             when = fields.pop("when", None)
-            prepared.append(self._prepare(when, fields))
+            event = self._prepare(when, fields)
+            size = len(event[1]) // 2
+            if chunk and (len(chunk) >= MAX_EVENTS_PER_CALL or weight + size > MAX_FIELDS_PER_CALL):
+                chunks.append(chunk)
+                chunk, weight = [], 0
+            chunk.append(event)
+            weight += size
+        if chunk:
+            chunks.append(chunk)
         client = get_redis_connection()
-        chunks = [
-            prepared[i : i + MAX_EVENTS_PER_CALL]
-            for i in range(0, len(prepared), MAX_EVENTS_PER_CALL)
-        ]
         ids: list[int] = []
         for i in range(0, len(chunks), MAX_CALLS_PER_PIPELINE):
             group = chunks[i : i + MAX_CALLS_PER_PIPELINE]
@@ -346,31 +376,33 @@ class EventSeries:
                 ids.extend(range(first, first + len(chunk)))
         return ids
 
-    def _prepare(
-        self, when: When, fields: Mapping[str, Any]
-    ) -> tuple[str, list[str], list[tuple[str, str]]]:
-        """Validate one event: (score, flat field/value pairs, (indexed field, text) pairs)."""
+    def _prepare(self, when: When, fields: Mapping[str, Any]) -> Prepared:
+        """Validate one event: (score, flat field/value pairs encoded as UTF-8, (indexed field,
+        text) pairs). Everything is encoded here, so sending it can no longer fail."""
         if not fields:
             raise ValueError(f"An event of {self.name!r} needs at least one field.")
+        if len(fields) > MAX_FIELDS:
+            raise ValueError(
+                f"An event of {self.name!r} may have at most {MAX_FIELDS} fields, "
+                f"not {len(fields)}."
+            )
         timestamp = to_timestamp(when)
-        flat: list[str] = []
+        flat: list[bytes] = []
         entries: list[tuple[str, str]] = []
         for field, value in fields.items():
             _valid_field(field)
             stored, text = encode_value(field, value)
-            flat += [field, stored]
+            flat += [field.encode("utf-8"), _utf8(stored, f"The value of field {field!r}")]
             if field in self.index:
                 entries.append((field, text))
         return _score(timestamp), flat, entries
 
-    def _record_call(
-        self, events: Sequence[tuple[str, list[str], list[tuple[str, str]]]], client: RedisClient
-    ) -> ScriptCall:
+    def _record_call(self, events: Sequence[Prepared], client: RedisClient) -> ScriptCall:
         inline = catalogue.inline_catalogue(client)
         retention = "" if self._retention is None else _score(self._retention)
         keys: list[str] = [self.key("seq"), self.time_key, self.meta_key, self.sizes_key]
         positions: dict[tuple[str, str], int] = {}
-        args: list[str | int] = [
+        args: list[str | int | bytes] = [
             self.key("e", ""),
             self.key("cache", ""),
             self.name,

@@ -460,3 +460,97 @@ def test_recorders_racing_a_preener_and_a_chart(backend: Any) -> None:
         assert backend.client.zrangebyscore(key, "-inf", f"({cutoff}") == []
     assert series.counts(T0, T0 + 200, 10) == model.counts(T0, T0 + 200, 10)
     assert series.counts(T0, T0 + 200, 25) == model.counts(T0, T0 + 200, 25)
+
+
+# Review findings (issue 3): every bad input is refused before the first write.
+
+
+def test_too_many_fields_is_a_clear_error_and_writes_nothing(backend: Any) -> None:
+    from django_redis_metrics.events import MAX_FIELDS
+
+    series = EventSeries("wide", index=["kind"])
+    series.record(T0, kind="a")
+    before = backend.keys()
+    wide = {f"f{i}": i for i in range(MAX_FIELDS + 1)}
+    with pytest.raises(ValueError, match=f"at most {MAX_FIELDS} fields"):
+        series.record(T0 + 1, **wide)
+    with pytest.raises(ValueError, match=f"at most {MAX_FIELDS} fields"):
+        series.record_many([{"when": T0 + 2, "kind": "b"}, {"when": T0 + 3, **wide}])
+    with pytest.raises(ValueError, match="index at most"):
+        EventSeries("wide", index=[f"f{i}" for i in range(MAX_FIELDS + 1)])
+    assert backend.keys() == before
+    # The widest event allowed round-trips (its hash is written in bounded HSETs).
+    most = {f"f{i}": i for i in range(MAX_FIELDS - 1)}
+    event_id = series.record(T0 + 4, kind="w", **most)
+    assert series.between(T0 + 4, T0 + 4) == [
+        {"id": event_id, "timestamp": T0 + 4, "kind": "w", **most}
+    ]
+
+
+def test_record_script_fails_before_its_first_write(
+    backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever still makes the script fail (a damaged key, more fields than Lua can unpack at
+    once) fails before it writes anything: no meta, no id, no half batch."""
+    from django_redis_metrics import events as module
+
+    series = EventSeries(unique(), index=["kind"])
+    client = backend.client
+    client.set(series.key("seq"), "not a number")
+    with pytest.raises(redis.exceptions.ResponseError, match="nothing was written"):
+        series.record(T0, kind="a")
+    assert backend.keys() == [series.key("seq")]
+    client.delete(series.key("seq"))
+
+    series.record(T0, kind="a")
+    client.sadd(series.sizes_key, "60")
+    client.set(series.cache_key(60), "not a sorted set")
+    before = {k: client.dump(k) for k in backend.keys()}
+    with pytest.raises(redis.exceptions.ResponseError, match="WRONGTYPE"):
+        series.record_many([{"when": T0 + 1, "kind": "b"}, {"when": T0 + 2, "kind": "c"}])
+    assert {k: client.dump(k) for k in backend.keys()} == before
+    client.delete(series.cache_key(60), series.sizes_key)
+
+    # Past Lua's unpack limit (~8000 values): written in bounded HSETs, no error.
+    monkeypatch.setattr(module, "MAX_FIELDS", 5000)
+    wide = {f"f{i}": i for i in range(5000)}
+    event_id = series.record(T0 + 3, **wide)
+    assert series.between(T0 + 3, T0 + 3) == [{"id": event_id, "timestamp": T0 + 3, **wide}]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"k\ud800": "v"}, {"kind": "x\ud800"}, {"note": "\udfff"}],
+    ids=["name", "index", "value"],
+)
+def test_unencodable_text_is_refused_before_any_write(
+    backend: Any, monkeypatch: pytest.MonkeyPatch, bad: dict[str, Any]
+) -> None:
+    from django_redis_metrics import events as module
+
+    monkeypatch.setattr(module, "MAX_EVENTS_PER_CALL", 2)
+    monkeypatch.setattr(module, "MAX_CALLS_PER_PIPELINE", 1)  # a round trip per two events
+    series = EventSeries("sur", index=["kind"])
+    good = [{"when": T0 + i, "kind": "ok"} for i in range(4)]
+    with pytest.raises(ValueError, match="cannot be encoded as UTF-8"):
+        series.record_many([*good, {"when": T0 + 9, **bad}])
+    with pytest.raises(ValueError, match="cannot be encoded as UTF-8"):
+        series.record(T0, **bad)
+    assert backend.keys() == []
+    with pytest.raises(ValueError, match="UTF-8"):
+        EventSeries("sur", index=["k\ud800"])
+
+
+def test_reserved_names_are_refused_everywhere(backend: Any) -> None:
+    series = EventSeries("res", index=["kind"])
+    for name in ("id", "timestamp", "when", "batch"):
+        with pytest.raises(ValueError, match="reserved"):
+            EventSeries("res", index=[name])
+        with pytest.raises(ValueError, match="reserved"):
+            series.count_by(name, T0, T0 + 1)
+        if name != "when":  # record_many reads "when" as the time
+            with pytest.raises(ValueError, match="reserved"):
+                series.record_many([{"kind": "a"}, {"kind": "b", name: 1}])
+    with pytest.raises(TypeError, match="batch must be a Batch"):
+        series.record(kind="a", batch="nightly")  # type: ignore[call-overload]
+    assert backend.keys() == []
