@@ -55,10 +55,22 @@ MAX_CALLS_PER_PIPELINE = 20
 PAGE = 1000
 #: Windows counted per script call by ``counts``; more windows take more round trips.
 MAX_WINDOWS_PER_CALL = 2000
+#: Most windows one ``counts`` call may ask for (a ValueError above).
+MAX_WINDOWS = 100_000
+#: A ``counts`` call over more windows than this counts them all but caches none.
+MAX_CACHED_WINDOWS_PER_CALL = 10_000
+#: Most windows cached per window size; further windows are counted but not cached.
+MAX_CACHE_ENTRIES = 100_000
+#: Largest window size (seconds) that is cached (its window starts stay exact in Lua).
+MAX_CACHED_WINDOW = 2**31
 #: Values of an indexed field counted per script call (SSCAN COUNT hint).
 VALUES_PER_CALL = 500
 #: Events removed per script call by ``preen``.
 PREEN_BATCH = 500
+#: Largest ``batch_size`` a preen accepts.
+MAX_PREEN_BATCH = 10_000
+#: Cached windows lying wholly before the cutoff removed per preen script call.
+PREEN_CACHE_BATCH = 1000
 #: Most distinct window sizes a series caches; further sizes are counted uncached.
 MAX_CACHED_SIZES = 16
 
@@ -183,7 +195,10 @@ def validate_window(window: object) -> int | float:
 
 def window_index(timestamp: float, window: int | float) -> int:
     """``k`` with ``k * window <= timestamp < (k + 1) * window``, exactly (as Lua computes it)."""
-    k = math.floor(timestamp / window)
+    quotient = timestamp / window
+    if not math.isfinite(quotient):
+        raise ValueError(f"window {window!r} is too small for the time {timestamp!r}.")
+    k = math.floor(quotient)
     if k * window > timestamp:
         k -= 1
     elif (k + 1) * window <= timestamp:
@@ -489,15 +504,31 @@ class EventSeries:
     ) -> list[int]:
         """Events per ``window``-second window, windows aligned to multiples of ``window``.
 
-        From the window holding ``start`` to the one holding ``end``; one script call (one
-        ZCOUNT, O(log N), per window) per ``MAX_WINDOWS_PER_CALL`` windows. Closed windows of a
-        whole number of seconds are cached; any event recorded later into a cached window
+        From the window holding ``start`` to the one holding ``end``, at most ``MAX_WINDOWS``
+        of them; one script call (one ZCOUNT, O(log N), per window) per
+        ``MAX_WINDOWS_PER_CALL`` windows. Closed windows of a whole number of seconds are cached
+        (by calls over at most ``MAX_CACHED_WINDOWS_PER_CALL`` windows, up to
+        ``MAX_CACHE_ENTRIES`` per window size); any event recorded later into a cached window
         (however late or back-dated) drops that window from the cache in the same atomic step.
         """
         window = validate_window(window)
         lo, hi = _range(start, end)
-        first, last = window_index(lo, window), window_index(hi, window)
-        caching = cache and isinstance(window, int)
+        if (hi - lo) / window > MAX_WINDOWS:  # also catches windows too small to index
+            windows: int | float = (hi - lo) / window
+        else:
+            first, last = window_index(lo, window), window_index(hi, window)
+            windows = last - first + 1
+        if windows > MAX_WINDOWS:
+            raise ValueError(
+                f"counts() would return {windows:.0f} windows of {window} s; at most "
+                f"{MAX_WINDOWS} are allowed per call: use a larger window or a shorter range."
+            )
+        caching = (
+            cache
+            and isinstance(window, int)
+            and window <= MAX_CACHED_WINDOW
+            and windows <= MAX_CACHED_WINDOWS_PER_CALL
+        )
         client = get_redis_connection()
         counts_script = script("events_counts")
         result: list[int] = []
@@ -507,9 +538,9 @@ class EventSeries:
             bounds = [_score(i * window) for i in range(k, stop + 1)]
             if caching:
                 keys = [self.time_key, self.cache_key(int(window)), self.sizes_key]
-                head: list[str | int] = [int(window), now, MAX_CACHED_SIZES]
+                head: list[str | int] = [int(window), now, MAX_CACHED_SIZES, MAX_CACHE_ENTRIES]
             else:
-                keys, head = [self.time_key], ["", now, MAX_CACHED_SIZES]
+                keys, head = [self.time_key], ["", now, MAX_CACHED_SIZES, MAX_CACHE_ENTRIES]
             result += [int(c) for c in counts_script(client, keys, [*head, *bounds])]
         return result
 
@@ -574,38 +605,41 @@ class EventSeries:
         return preen_series(get_redis_connection(), self.name, cutoff, batch_size)
 
     def delete(self) -> None:
-        """Remove the whole series (in bounded batches) and its catalogue entry."""
+        """Remove the whole series and its catalogue entry.
+
+        Events are removed in bounded batches; the script call that removes the last of them
+        also removes every other key of the series (id counter included, so ids start again
+        at 1) in the same atomic step, so an event recorded meanwhile is either removed with
+        the series or starts a new one, never half of each."""
         client = get_redis_connection()
-        preen_series(client, self.name, math.inf, PREEN_BATCH)
-        fields = set(self.index) | {
-            to_str(k)[2:] for k in client.hkeys(self.meta_key) if to_str(k).startswith("i:")
-        }
-        sizes = [to_str(s) for s in client.smembers(self.sizes_key)]
-        client.delete(
-            self.key("seq"), self.time_key, self.sizes_key,
-            *(self.values_key(f) for f in fields), *(self.key("cache", s) for s in sizes),
-        )
-        client.delete(self.meta_key)
+        preen_series(client, self.name, math.inf, PREEN_BATCH, drop=True)
         catalogue.unregister(client, KIND, self.name, self.meta_key)
 
 
-def preen_series(client: RedisClient, name: str, cutoff: float, batch_size: int) -> int:
-    """Remove the events of series ``name`` timestamped before ``cutoff``, batch by batch."""
+def preen_series(
+    client: RedisClient, name: str, cutoff: float, batch_size: int, *, drop: bool = False
+) -> int:
+    """Remove the events of series ``name`` timestamped before ``cutoff``, batch by batch, and
+    the cached windows wholly before it. With ``drop``, go on until one call finds the series
+    empty and removes all its keys. Returns the number of events removed."""
     batch_size = _positive_int(batch_size, "batch_size")
+    if batch_size > MAX_PREEN_BATCH:
+        raise ValueError(f"batch_size must be at most {MAX_PREEN_BATCH}, not {batch_size}.")
 
     def key(*parts: object) -> str:
         return metric_key(KIND, name, *parts)
 
     preen = script("events_preen")
-    keys = [key("time"), key("meta"), key("cachesizes")]
+    keys = [key("time"), key("meta"), key("cachesizes"), key("seq")]
     args: list[str | int] = [
-        _bound(cutoff), batch_size, key("e", ""), key("by", ""), key("values", ""), key("cache", "")
+        _bound(cutoff), batch_size, key("e", ""), key("by", ""), key("values", ""),
+        key("cache", ""), PREEN_CACHE_BATCH, int(drop),
     ]
     removed = 0
     while True:
-        done = int(preen(client, keys, args))
+        done, pending, dropped = (int(x) for x in preen(client, keys, args))
         removed += done
-        if done < batch_size:
+        if dropped or (not drop and done < batch_size and not pending):
             return removed
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, timezone
@@ -554,3 +555,106 @@ def test_reserved_names_are_refused_everywhere(backend: Any) -> None:
     with pytest.raises(TypeError, match="batch must be a Batch"):
         series.record(kind="a", batch="nightly")  # type: ignore[call-overload]
     assert backend.keys() == []
+
+
+def test_counts_refuses_too_many_windows(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from django_redis_metrics import events as module
+
+    series = EventSeries("wins")
+    for start, end, window in [(0, 1_000_000, 1), (T0, T0 + 86400, 1e-9), (T0, T0 + 1, 1e-300)]:
+        with pytest.raises(ValueError, match="at most 100000 are allowed"):
+            series.counts(start, end, window)
+    assert backend.keys() == []
+    monkeypatch.setattr(module, "MAX_WINDOWS", 50)
+    series.record(T0 + 3, kind="a")
+    assert series.counts(T0, T0 + 49, 1) == [0, 0, 0, 1] + [0] * 46
+    with pytest.raises(ValueError, match="50 are allowed"):
+        series.counts(T0, T0 + 50, 1)
+
+
+def test_counts_caches_a_bounded_number_of_windows(
+    backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django_redis_metrics import events as module
+
+    monkeypatch.setattr(module, "MAX_CACHED_WINDOWS_PER_CALL", 20)
+    monkeypatch.setattr(module, "MAX_CACHE_ENTRIES", 30)
+    series = EventSeries(unique())
+    series.record(T0 + 5, kind="a")
+    expected = [0] * 5 + [1] + [0] * 15
+    assert series.counts(T0, T0 + 20, 1) == expected  # 21 windows: counted, none cached
+    assert backend.client.zcard(series.cache_key(1)) == 0
+    assert series.counts(T0, T0 + 19, 1) == expected[:20]
+    assert backend.client.zcard(series.cache_key(1)) == 20
+    assert series.counts(T0 + 20, T0 + 39, 1) == [0] * 20
+    assert backend.client.zcard(series.cache_key(1)) == 30  # full: counted, not cached
+    assert series.counts(T0, T0 + 19, 1) == expected[:20]
+
+
+def test_delete_racing_a_recorder_leaves_no_orphan_and_no_merged_event(
+    backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record landing right after delete()'s first preen script call: afterwards the series
+    is either gone or a whole new series; a later event never inherits another's fields."""
+    from django_redis_metrics.scripts import LuaScript
+
+    series = EventSeries(unique(), index=["k"])
+    series.record(T0 + 1, k="a", secret="old")
+    original = LuaScript.__call__
+    raced: list[int] = []
+
+    def call(self: LuaScript, client: Any, keys: Any, args: Any = ()) -> Any:
+        reply = original(self, client, keys, args)
+        if self.name == "events_preen" and not raced:
+            raced.append(EventSeries(series.name, index=["k"]).record(T0 + 2, k="b", secret="x"))
+        return reply
+
+    monkeypatch.setattr(LuaScript, "__call__", call)
+    series.delete()
+    monkeypatch.setattr(LuaScript, "__call__", original)
+    assert raced
+    left = series.between(T0 - 1, T0 + 100)
+    keys = _series_keys(backend, series)
+    # No orphan: every event hash and per-value entry belongs to an event in the time index.
+    assert {k for k in keys if ":e:" in k} == {series.event_key(e["id"]) for e in left}
+    by = {k for k in keys if ":by:" in k}
+    assert by == {series.index_key("k", e["k"]) for e in left}
+    later = series.record(T0 + 3, k="c")
+    assert series.between(T0 + 3, T0 + 3) == [{"id": later, "timestamp": T0 + 3, "k": "c"}]
+    assert all(e["id"] != later for e in left)
+    series.delete()
+    assert _series_keys(backend, series) == set()
+    assert EventSeries.objects.names() == []
+
+
+def test_preen_removes_old_cached_windows_in_bounded_steps(
+    backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django_redis_metrics import events as module
+    from django_redis_metrics.scripts import LuaScript
+
+    monkeypatch.setattr(module, "PREEN_CACHE_BATCH", 10)
+    series = EventSeries(unique(), retention=10)
+    series.record(T0, kind="a")
+    series.record(T0 + 500, kind="b")
+    assert series.counts(T0, T0 + 99, 1) == [1] + [0] * 99  # 300 closed windows cached
+    assert series.counts(T0 + 400, T0 + 599, 1) == [0] * 100 + [1] + [0] * 99
+    cache = series.cache_key(1)
+    sizes: list[int] = [backend.client.zcard(cache)]
+    original = LuaScript.__call__
+
+    def call(self: LuaScript, client: Any, keys: Any, args: Any = ()) -> Any:
+        reply = original(self, client, keys, args)
+        if self.name == "events_preen":
+            sizes.append(backend.client.zcard(cache))
+        return reply
+
+    monkeypatch.setattr(LuaScript, "__call__", call)
+    assert series.preen(T0 + 460) == 1  # cutoff T0 + 450
+    steps = [a - b for a, b in itertools.pairwise(sizes)]
+    assert sizes[0] == 300 and sizes[-1] == 150 and max(steps) <= 11 and len(steps) >= 15
+    starts = [s for _, s in backend.client.zrange(cache, 0, -1, withscores=True)]
+    assert starts == [T0 + 449 + i for i in range(1, 151)]  # nothing wholly before the cutoff
+    assert series.counts(T0 + 450, T0 + 599, 1) == [0] * 50 + [1] + [0] * 99
+    with pytest.raises(ValueError, match="batch_size"):
+        series.preen(T0, batch_size=10**6)
