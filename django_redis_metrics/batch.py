@@ -70,6 +70,9 @@ def _pipelined(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
 class Batch:
     """Collects writes from any metrics and sends them together in one round trip.
 
+    Each write stays atomic on its own; the batch as a whole is not a transaction (its writes
+    may live on different cluster nodes), so one failing write does not undo the others.
+
     >>> with Batch() as batch:
     ...     hits.incr(batch=batch)
     ...     active.mark(42, batch=batch)

@@ -39,25 +39,44 @@ from .scripts import script
 from .timeutil import When, to_timestamp
 
 KIND = "events"
-#: Field names an event may not use: they name what every returned event holds.
-RESERVED_FIELDS = frozenset({"id", "timestamp"})
+#: Field names an event may not use: ``id`` and ``timestamp`` name what every returned event
+#: holds; ``when`` and ``batch`` are ``record``'s own arguments (``record_many`` reads ``when``).
+RESERVED_FIELDS = frozenset({"id", "timestamp", "when", "batch"})
 MAX_FIELD_LENGTH = 200
+#: Most fields one event may have (and most indexed fields a series may have).
+MAX_FIELDS = 1000
 #: Most events written by one script call of ``record_many``.
 MAX_EVENTS_PER_CALL = 500
+#: Most fields (of all its events) written by one script call of ``record_many``.
+MAX_FIELDS_PER_CALL = 10_000
 #: Most script calls sent in one pipelined round trip by ``record_many``.
 MAX_CALLS_PER_PIPELINE = 20
 #: Events read (or counted) per script call by ``between``, ``latest`` and ``count_by``.
 PAGE = 1000
 #: Windows counted per script call by ``counts``; more windows take more round trips.
 MAX_WINDOWS_PER_CALL = 2000
+#: Most windows one ``counts`` call may ask for (a ValueError above).
+MAX_WINDOWS = 100_000
+#: A ``counts`` call over more windows than this counts them all but caches none.
+MAX_CACHED_WINDOWS_PER_CALL = 10_000
+#: Most windows cached per window size; further windows are counted but not cached.
+MAX_CACHE_ENTRIES = 100_000
+#: Largest window size (seconds) that is cached (its window starts stay exact in Lua).
+MAX_CACHED_WINDOW = 2**31
 #: Values of an indexed field counted per script call (SSCAN COUNT hint).
 VALUES_PER_CALL = 500
 #: Events removed per script call by ``preen``.
 PREEN_BATCH = 500
+#: Largest ``batch_size`` a preen accepts.
+MAX_PREEN_BATCH = 10_000
+#: Cached windows lying wholly before the cutoff removed per preen script call.
+PREEN_CACHE_BATCH = 1000
 #: Most distinct window sizes a series caches; further sizes are counted uncached.
 MAX_CACHED_SIZES = 16
 
 Value = str | int | float | bool | date | datetime | Decimal
+#: One validated event: (score, UTF-8 field/value pairs, (indexed field, text) pairs).
+Prepared = tuple[str, list[bytes], list[tuple[str, str]]]
 
 #: One-letter type tags of stored values: ``<tag>:<text>``.
 _DECODERS: dict[str, Any] = {
@@ -120,16 +139,27 @@ def decode_value(stored: bytes | str) -> Value:
     return value
 
 
+def _utf8(text: str, what: str) -> bytes:
+    """``text`` encoded as Redis will store it; a clear ValueError if it cannot be (a lone
+    surrogate), raised before anything is sent."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{what} cannot be encoded as UTF-8 ({exc.reason} at position {exc.start}): {text!r}."
+        ) from None
+
+
 def validate_field_name(name: object, *, indexed: bool = False) -> str:
-    """A field name: a non-empty str, not reserved, no control characters."""
+    """A field name: a non-empty str, not reserved, no control characters, valid UTF-8."""
     if not isinstance(name, str):
         raise TypeError(f"Field names must be str, not {type(name).__name__}: {name!r}.")
     if not name:
         raise ValueError("Field names must not be empty.")
     if name in RESERVED_FIELDS:
         raise ValueError(
-            f"{name!r} is reserved (every returned event holds 'id' and 'timestamp'); "
-            "rename the field."
+            f"{name!r} is reserved: every returned event holds 'id' and 'timestamp', and "
+            "'when' and 'batch' are record()'s own arguments; rename the field."
         )
     if len(name) > MAX_FIELD_LENGTH:
         raise ValueError(f"Field name {name[:40]!r}... is longer than {MAX_FIELD_LENGTH}.")
@@ -137,6 +167,7 @@ def validate_field_name(name: object, *, indexed: bool = False) -> str:
         raise ValueError(f"Field name {name!r} must not contain control characters.")
     if indexed and ":" in name:
         raise ValueError(f"Indexed field name {name!r} must not contain ':'.")
+    _utf8(name, "Field name")
     return name
 
 
@@ -164,7 +195,10 @@ def validate_window(window: object) -> int | float:
 
 def window_index(timestamp: float, window: int | float) -> int:
     """``k`` with ``k * window <= timestamp < (k + 1) * window``, exactly (as Lua computes it)."""
-    k = math.floor(timestamp / window)
+    quotient = timestamp / window
+    if not math.isfinite(quotient):
+        raise ValueError(f"window {window!r} is too small for the time {timestamp!r}.")
+    k = math.floor(quotient)
     if k * window > timestamp:
         k -= 1
     elif (k + 1) * window <= timestamp:
@@ -242,6 +276,8 @@ class EventSeries:
         self.index: tuple[str, ...] = tuple(
             dict.fromkeys(validate_field_name(f, indexed=True) for f in index)
         )
+        if len(self.index) > MAX_FIELDS:
+            raise ValueError(f"A series may index at most {MAX_FIELDS} fields, not {len(index)}.")
         self._retention = None if retention is None else validate_retention(retention)
 
     @classmethod
@@ -310,6 +346,8 @@ class EventSeries:
 
         With ``batch``, the write is queued; its id is then in ``batch.results``.
         """
+        if batch is not None and not isinstance(batch, Batch):
+            raise TypeError(f"batch must be a Batch, not {type(batch).__name__}: {batch!r}.")
         event = self._prepare(when, fields)
         client = get_redis_connection()
         call = self._record_call([event], client)
@@ -322,22 +360,29 @@ class EventSeries:
     def record_many(self, events: Iterable[Mapping[str, Any]]) -> list[int]:
         """Record many events (mappings of fields, each with an optional ``"when"``); for imports.
 
-        Everything is validated before anything is written. Each script call is atomic and
-        writes at most ``MAX_EVENTS_PER_CALL`` events; up to ``MAX_CALLS_PER_PIPELINE`` calls
-        share one round trip. Returns the new ids in input order.
+        Everything is validated (and encoded) before anything is written. Each script call is
+        atomic and writes at most ``MAX_EVENTS_PER_CALL`` events and ``MAX_FIELDS_PER_CALL``
+        fields; up to ``MAX_CALLS_PER_PIPELINE`` calls share one round trip. Returns the new
+        ids in input order.
         """
-        prepared = []
+        chunks: list[list[Prepared]] = []
+        chunk: list[Prepared] = []
+        weight = 0
         for item in events:
             if not isinstance(item, Mapping):
                 raise TypeError(f"record_many expects mappings of fields, not {item!r}.")
             fields = dict(item)
             when = fields.pop("when", None)
-            prepared.append(self._prepare(when, fields))
+            event = self._prepare(when, fields)
+            size = len(event[1]) // 2
+            if chunk and (len(chunk) >= MAX_EVENTS_PER_CALL or weight + size > MAX_FIELDS_PER_CALL):
+                chunks.append(chunk)
+                chunk, weight = [], 0
+            chunk.append(event)
+            weight += size
+        if chunk:
+            chunks.append(chunk)
         client = get_redis_connection()
-        chunks = [
-            prepared[i : i + MAX_EVENTS_PER_CALL]
-            for i in range(0, len(prepared), MAX_EVENTS_PER_CALL)
-        ]
         ids: list[int] = []
         for i in range(0, len(chunks), MAX_CALLS_PER_PIPELINE):
             group = chunks[i : i + MAX_CALLS_PER_PIPELINE]
@@ -346,31 +391,33 @@ class EventSeries:
                 ids.extend(range(first, first + len(chunk)))
         return ids
 
-    def _prepare(
-        self, when: When, fields: Mapping[str, Any]
-    ) -> tuple[str, list[str], list[tuple[str, str]]]:
-        """Validate one event: (score, flat field/value pairs, (indexed field, text) pairs)."""
+    def _prepare(self, when: When, fields: Mapping[str, Any]) -> Prepared:
+        """Validate one event: (score, flat field/value pairs encoded as UTF-8, (indexed field,
+        text) pairs). Everything is encoded here, so sending it can no longer fail."""
         if not fields:
             raise ValueError(f"An event of {self.name!r} needs at least one field.")
+        if len(fields) > MAX_FIELDS:
+            raise ValueError(
+                f"An event of {self.name!r} may have at most {MAX_FIELDS} fields, "
+                f"not {len(fields)}."
+            )
         timestamp = to_timestamp(when)
-        flat: list[str] = []
+        flat: list[bytes] = []
         entries: list[tuple[str, str]] = []
         for field, value in fields.items():
             _valid_field(field)
             stored, text = encode_value(field, value)
-            flat += [field, stored]
+            flat += [field.encode("utf-8"), _utf8(stored, f"The value of field {field!r}")]
             if field in self.index:
                 entries.append((field, text))
         return _score(timestamp), flat, entries
 
-    def _record_call(
-        self, events: Sequence[tuple[str, list[str], list[tuple[str, str]]]], client: RedisClient
-    ) -> ScriptCall:
+    def _record_call(self, events: Sequence[Prepared], client: RedisClient) -> ScriptCall:
         inline = catalogue.inline_catalogue(client)
         retention = "" if self._retention is None else _score(self._retention)
         keys: list[str] = [self.key("seq"), self.time_key, self.meta_key, self.sizes_key]
         positions: dict[tuple[str, str], int] = {}
-        args: list[str | int] = [
+        args: list[str | int | bytes] = [
             self.key("e", ""),
             self.key("cache", ""),
             self.name,
@@ -457,15 +504,31 @@ class EventSeries:
     ) -> list[int]:
         """Events per ``window``-second window, windows aligned to multiples of ``window``.
 
-        From the window holding ``start`` to the one holding ``end``; one script call (one
-        ZCOUNT, O(log N), per window) per ``MAX_WINDOWS_PER_CALL`` windows. Closed windows of a
-        whole number of seconds are cached; any event recorded later into a cached window
+        From the window holding ``start`` to the one holding ``end``, at most ``MAX_WINDOWS``
+        of them; one script call (one ZCOUNT, O(log N), per window) per
+        ``MAX_WINDOWS_PER_CALL`` windows. Closed windows of a whole number of seconds are cached
+        (by calls over at most ``MAX_CACHED_WINDOWS_PER_CALL`` windows, up to
+        ``MAX_CACHE_ENTRIES`` per window size); any event recorded later into a cached window
         (however late or back-dated) drops that window from the cache in the same atomic step.
         """
         window = validate_window(window)
         lo, hi = _range(start, end)
-        first, last = window_index(lo, window), window_index(hi, window)
-        caching = cache and isinstance(window, int)
+        if (hi - lo) / window > MAX_WINDOWS:  # also catches windows too small to index
+            windows: int | float = (hi - lo) / window
+        else:
+            first, last = window_index(lo, window), window_index(hi, window)
+            windows = last - first + 1
+        if windows > MAX_WINDOWS:
+            raise ValueError(
+                f"counts() would return {windows:.0f} windows of {window} s; at most "
+                f"{MAX_WINDOWS} are allowed per call: use a larger window or a shorter range."
+            )
+        caching = (
+            cache
+            and isinstance(window, int)
+            and window <= MAX_CACHED_WINDOW
+            and windows <= MAX_CACHED_WINDOWS_PER_CALL
+        )
         client = get_redis_connection()
         counts_script = script("events_counts")
         result: list[int] = []
@@ -475,9 +538,9 @@ class EventSeries:
             bounds = [_score(i * window) for i in range(k, stop + 1)]
             if caching:
                 keys = [self.time_key, self.cache_key(int(window)), self.sizes_key]
-                head: list[str | int] = [int(window), now, MAX_CACHED_SIZES]
+                head: list[str | int] = [int(window), now, MAX_CACHED_SIZES, MAX_CACHE_ENTRIES]
             else:
-                keys, head = [self.time_key], ["", now, MAX_CACHED_SIZES]
+                keys, head = [self.time_key], ["", now, MAX_CACHED_SIZES, MAX_CACHE_ENTRIES]
             result += [int(c) for c in counts_script(client, keys, [*head, *bounds])]
         return result
 
@@ -542,38 +605,41 @@ class EventSeries:
         return preen_series(get_redis_connection(), self.name, cutoff, batch_size)
 
     def delete(self) -> None:
-        """Remove the whole series (in bounded batches) and its catalogue entry."""
+        """Remove the whole series and its catalogue entry.
+
+        Events are removed in bounded batches; the script call that removes the last of them
+        also removes every other key of the series (id counter included, so ids start again
+        at 1) in the same atomic step, so an event recorded meanwhile is either removed with
+        the series or starts a new one, never half of each."""
         client = get_redis_connection()
-        preen_series(client, self.name, math.inf, PREEN_BATCH)
-        fields = set(self.index) | {
-            to_str(k)[2:] for k in client.hkeys(self.meta_key) if to_str(k).startswith("i:")
-        }
-        sizes = [to_str(s) for s in client.smembers(self.sizes_key)]
-        client.delete(
-            self.key("seq"), self.time_key, self.sizes_key,
-            *(self.values_key(f) for f in fields), *(self.key("cache", s) for s in sizes),
-        )
-        client.delete(self.meta_key)
+        preen_series(client, self.name, math.inf, PREEN_BATCH, drop=True)
         catalogue.unregister(client, KIND, self.name, self.meta_key)
 
 
-def preen_series(client: RedisClient, name: str, cutoff: float, batch_size: int) -> int:
-    """Remove the events of series ``name`` timestamped before ``cutoff``, batch by batch."""
+def preen_series(
+    client: RedisClient, name: str, cutoff: float, batch_size: int, *, drop: bool = False
+) -> int:
+    """Remove the events of series ``name`` timestamped before ``cutoff``, batch by batch, and
+    the cached windows wholly before it. With ``drop``, go on until one call finds the series
+    empty and removes all its keys. Returns the number of events removed."""
     batch_size = _positive_int(batch_size, "batch_size")
+    if batch_size > MAX_PREEN_BATCH:
+        raise ValueError(f"batch_size must be at most {MAX_PREEN_BATCH}, not {batch_size}.")
 
     def key(*parts: object) -> str:
         return metric_key(KIND, name, *parts)
 
     preen = script("events_preen")
-    keys = [key("time"), key("meta"), key("cachesizes")]
+    keys = [key("time"), key("meta"), key("cachesizes"), key("seq")]
     args: list[str | int] = [
-        _bound(cutoff), batch_size, key("e", ""), key("by", ""), key("values", ""), key("cache", "")
+        _bound(cutoff), batch_size, key("e", ""), key("by", ""), key("values", ""),
+        key("cache", ""), PREEN_CACHE_BATCH, int(drop),
     ]
     removed = 0
     while True:
-        done = int(preen(client, keys, args))
+        done, pending, dropped = (int(x) for x in preen(client, keys, args))
         removed += done
-        if done < batch_size:
+        if dropped or (not drop and done < batch_size and not pending):
             return removed
 
 

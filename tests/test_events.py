@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, timezone
@@ -460,3 +461,200 @@ def test_recorders_racing_a_preener_and_a_chart(backend: Any) -> None:
         assert backend.client.zrangebyscore(key, "-inf", f"({cutoff}") == []
     assert series.counts(T0, T0 + 200, 10) == model.counts(T0, T0 + 200, 10)
     assert series.counts(T0, T0 + 200, 25) == model.counts(T0, T0 + 200, 25)
+
+
+# Review findings (issue 3): every bad input is refused before the first write.
+
+
+def test_too_many_fields_is_a_clear_error_and_writes_nothing(backend: Any) -> None:
+    from django_redis_metrics.events import MAX_FIELDS
+
+    series = EventSeries("wide", index=["kind"])
+    series.record(T0, kind="a")
+    before = backend.keys()
+    wide = {f"f{i}": i for i in range(MAX_FIELDS + 1)}
+    with pytest.raises(ValueError, match=f"at most {MAX_FIELDS} fields"):
+        series.record(T0 + 1, **wide)
+    with pytest.raises(ValueError, match=f"at most {MAX_FIELDS} fields"):
+        series.record_many([{"when": T0 + 2, "kind": "b"}, {"when": T0 + 3, **wide}])
+    with pytest.raises(ValueError, match="index at most"):
+        EventSeries("wide", index=[f"f{i}" for i in range(MAX_FIELDS + 1)])
+    assert backend.keys() == before
+    # The widest event allowed round-trips (its hash is written in bounded HSETs).
+    most = {f"f{i}": i for i in range(MAX_FIELDS - 1)}
+    event_id = series.record(T0 + 4, kind="w", **most)
+    assert series.between(T0 + 4, T0 + 4) == [
+        {"id": event_id, "timestamp": T0 + 4, "kind": "w", **most}
+    ]
+
+
+def test_record_script_fails_before_its_first_write(
+    backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever still makes the script fail (a damaged key, more fields than Lua can unpack at
+    once) fails before it writes anything: no meta, no id, no half batch."""
+    from django_redis_metrics import events as module
+
+    series = EventSeries(unique(), index=["kind"])
+    client = backend.client
+    client.set(series.key("seq"), "not a number")
+    with pytest.raises(redis.exceptions.ResponseError, match="nothing was written"):
+        series.record(T0, kind="a")
+    assert backend.keys() == [series.key("seq")]
+    client.delete(series.key("seq"))
+
+    series.record(T0, kind="a")
+    client.sadd(series.sizes_key, "60")
+    client.set(series.cache_key(60), "not a sorted set")
+    before = {k: client.dump(k) for k in backend.keys()}
+    with pytest.raises(redis.exceptions.ResponseError, match="WRONGTYPE"):
+        series.record_many([{"when": T0 + 1, "kind": "b"}, {"when": T0 + 2, "kind": "c"}])
+    assert {k: client.dump(k) for k in backend.keys()} == before
+    client.delete(series.cache_key(60), series.sizes_key)
+
+    # Past Lua's unpack limit (~8000 values): written in bounded HSETs, no error.
+    monkeypatch.setattr(module, "MAX_FIELDS", 5000)
+    wide = {f"f{i}": i for i in range(5000)}
+    event_id = series.record(T0 + 3, **wide)
+    assert series.between(T0 + 3, T0 + 3) == [{"id": event_id, "timestamp": T0 + 3, **wide}]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"k\ud800": "v"}, {"kind": "x\ud800"}, {"note": "\udfff"}],
+    ids=["name", "index", "value"],
+)
+def test_unencodable_text_is_refused_before_any_write(
+    backend: Any, monkeypatch: pytest.MonkeyPatch, bad: dict[str, Any]
+) -> None:
+    from django_redis_metrics import events as module
+
+    monkeypatch.setattr(module, "MAX_EVENTS_PER_CALL", 2)
+    monkeypatch.setattr(module, "MAX_CALLS_PER_PIPELINE", 1)  # a round trip per two events
+    series = EventSeries("sur", index=["kind"])
+    good = [{"when": T0 + i, "kind": "ok"} for i in range(4)]
+    with pytest.raises(ValueError, match="cannot be encoded as UTF-8"):
+        series.record_many([*good, {"when": T0 + 9, **bad}])
+    with pytest.raises(ValueError, match="cannot be encoded as UTF-8"):
+        series.record(T0, **bad)
+    assert backend.keys() == []
+    with pytest.raises(ValueError, match="UTF-8"):
+        EventSeries("sur", index=["k\ud800"])
+
+
+def test_reserved_names_are_refused_everywhere(backend: Any) -> None:
+    series = EventSeries("res", index=["kind"])
+    for name in ("id", "timestamp", "when", "batch"):
+        with pytest.raises(ValueError, match="reserved"):
+            EventSeries("res", index=[name])
+        with pytest.raises(ValueError, match="reserved"):
+            series.count_by(name, T0, T0 + 1)
+        if name != "when":  # record_many reads "when" as the time
+            with pytest.raises(ValueError, match="reserved"):
+                series.record_many([{"kind": "a"}, {"kind": "b", name: 1}])
+    with pytest.raises(TypeError, match="batch must be a Batch"):
+        series.record(kind="a", batch="nightly")  # type: ignore[call-overload]
+    assert backend.keys() == []
+
+
+def test_counts_refuses_too_many_windows(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from django_redis_metrics import events as module
+
+    series = EventSeries("wins")
+    for start, end, window in [(0, 1_000_000, 1), (T0, T0 + 86400, 1e-9), (T0, T0 + 1, 1e-300)]:
+        with pytest.raises(ValueError, match="at most 100000 are allowed"):
+            series.counts(start, end, window)
+    assert backend.keys() == []
+    monkeypatch.setattr(module, "MAX_WINDOWS", 50)
+    series.record(T0 + 3, kind="a")
+    assert series.counts(T0, T0 + 49, 1) == [0, 0, 0, 1] + [0] * 46
+    with pytest.raises(ValueError, match="50 are allowed"):
+        series.counts(T0, T0 + 50, 1)
+
+
+def test_counts_caches_a_bounded_number_of_windows(
+    backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django_redis_metrics import events as module
+
+    monkeypatch.setattr(module, "MAX_CACHED_WINDOWS_PER_CALL", 20)
+    monkeypatch.setattr(module, "MAX_CACHE_ENTRIES", 30)
+    series = EventSeries(unique())
+    series.record(T0 + 5, kind="a")
+    expected = [0] * 5 + [1] + [0] * 15
+    assert series.counts(T0, T0 + 20, 1) == expected  # 21 windows: counted, none cached
+    assert backend.client.zcard(series.cache_key(1)) == 0
+    assert series.counts(T0, T0 + 19, 1) == expected[:20]
+    assert backend.client.zcard(series.cache_key(1)) == 20
+    assert series.counts(T0 + 20, T0 + 39, 1) == [0] * 20
+    assert backend.client.zcard(series.cache_key(1)) == 30  # full: counted, not cached
+    assert series.counts(T0, T0 + 19, 1) == expected[:20]
+
+
+def test_delete_racing_a_recorder_leaves_no_orphan_and_no_merged_event(
+    backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record landing right after delete()'s first preen script call: afterwards the series
+    is either gone or a whole new series; a later event never inherits another's fields."""
+    from django_redis_metrics.scripts import LuaScript
+
+    series = EventSeries(unique(), index=["k"])
+    series.record(T0 + 1, k="a", secret="old")
+    original = LuaScript.__call__
+    raced: list[int] = []
+
+    def call(self: LuaScript, client: Any, keys: Any, args: Any = ()) -> Any:
+        reply = original(self, client, keys, args)
+        if self.name == "events_preen" and not raced:
+            raced.append(EventSeries(series.name, index=["k"]).record(T0 + 2, k="b", secret="x"))
+        return reply
+
+    monkeypatch.setattr(LuaScript, "__call__", call)
+    series.delete()
+    monkeypatch.setattr(LuaScript, "__call__", original)
+    assert raced
+    left = series.between(T0 - 1, T0 + 100)
+    keys = _series_keys(backend, series)
+    # No orphan: every event hash and per-value entry belongs to an event in the time index.
+    assert {k for k in keys if ":e:" in k} == {series.event_key(e["id"]) for e in left}
+    by = {k for k in keys if ":by:" in k}
+    assert by == {series.index_key("k", e["k"]) for e in left}
+    later = series.record(T0 + 3, k="c")
+    assert series.between(T0 + 3, T0 + 3) == [{"id": later, "timestamp": T0 + 3, "k": "c"}]
+    assert all(e["id"] != later for e in left)
+    series.delete()
+    assert _series_keys(backend, series) == set()
+    assert EventSeries.objects.names() == []
+
+
+def test_preen_removes_old_cached_windows_in_bounded_steps(
+    backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django_redis_metrics import events as module
+    from django_redis_metrics.scripts import LuaScript
+
+    monkeypatch.setattr(module, "PREEN_CACHE_BATCH", 10)
+    series = EventSeries(unique(), retention=10)
+    series.record(T0, kind="a")
+    series.record(T0 + 500, kind="b")
+    assert series.counts(T0, T0 + 99, 1) == [1] + [0] * 99  # 300 closed windows cached
+    assert series.counts(T0 + 400, T0 + 599, 1) == [0] * 100 + [1] + [0] * 99
+    cache = series.cache_key(1)
+    sizes: list[int] = [backend.client.zcard(cache)]
+    original = LuaScript.__call__
+
+    def call(self: LuaScript, client: Any, keys: Any, args: Any = ()) -> Any:
+        reply = original(self, client, keys, args)
+        if self.name == "events_preen":
+            sizes.append(backend.client.zcard(cache))
+        return reply
+
+    monkeypatch.setattr(LuaScript, "__call__", call)
+    assert series.preen(T0 + 460) == 1  # cutoff T0 + 450
+    steps = [a - b for a, b in itertools.pairwise(sizes)]
+    assert sizes[0] == 300 and sizes[-1] == 150 and max(steps) <= 11 and len(steps) >= 15
+    starts = [s for _, s in backend.client.zrange(cache, 0, -1, withscores=True)]
+    assert starts == [T0 + 449 + i for i in range(1, 151)]  # nothing wholly before the cutoff
+    assert series.counts(T0 + 450, T0 + 599, 1) == [0] * 50 + [1] + [0] * 99
+    with pytest.raises(ValueError, match="batch_size"):
+        series.preen(T0, batch_size=10**6)

@@ -5,18 +5,21 @@
 -- ARGV[1]          window size to cache under, or '' not to cache
 -- ARGV[2]          now: only windows ending at or before it are cached (closed windows)
 -- ARGV[3]          most window sizes the series caches
--- ARGV[4..]        the window boundaries: n + 1 timestamps for n windows
+-- ARGV[4]          most windows cached per window size
+-- ARGV[5..]        the window boundaries: n + 1 timestamps for n windows
 -- Returns the n counts.
 local caching = ARGV[1] ~= ''
 local now = tonumber(ARGV[2])
-local n = #ARGV - 4
+local n = #ARGV - 5
 local cached = {}
+local room = 0
 if caching then
     local known = redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1
     if not known and redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[3]) then
         caching = false
     else
-        local hits = redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[4], ARGV[3 + n])
+        room = tonumber(ARGV[4]) - redis.call('ZCARD', KEYS[2])
+        local hits = redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[5], ARGV[4 + n])
         for _, member in ipairs(hits) do
             local sep = string.find(member, ':', 1, true)
             cached[string.sub(member, 1, sep - 1)] = tonumber(string.sub(member, sep + 1))
@@ -26,12 +29,13 @@ end
 local counts = {}
 local stored = false
 for i = 1, n do
-    local start, stop = ARGV[3 + i], ARGV[4 + i]
+    local start, stop = ARGV[4 + i], ARGV[5 + i]
     local count = cached[start]
     if count == nil then
         count = redis.call('ZCOUNT', KEYS[1], start, '(' .. stop)
-        if caching and tonumber(stop) <= now then
+        if caching and room > 0 and tonumber(stop) <= now then
             redis.call('ZADD', KEYS[2], start, start .. ':' .. count)
+            room = room - 1
             stored = true
         end
     end

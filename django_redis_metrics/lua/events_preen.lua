@@ -1,18 +1,22 @@
 -- Remove the oldest events (timestamp before a cutoff) entirely, one bounded batch per call:
 -- the event hashes, their time index and per-field index entries, values no longer seen, and
--- every cached window that held a removed event or ends before the cutoff.
+-- the cached windows that held a removed event; then a bounded number of cached windows lying
+-- wholly before the cutoff. Optionally (delete) drops the whole series once it holds no event.
 -- KEYS[1]          the time index
 -- KEYS[2]          the meta hash (its 'i:<field>' entries name the indexed fields)
 -- KEYS[3]          the set of cached window sizes
+-- KEYS[4]          the id counter (only deleted when dropping)
 -- ARGV[1]          cutoff: events with a timestamp strictly before it are removed
 -- ARGV[2]          most events removed by this call
 -- ARGV[3]          prefix of event hash keys (prefix .. id)
 -- ARGV[4]          prefix of per-field index keys (prefix .. field .. ':' .. value)
 -- ARGV[5]          prefix of values sets (prefix .. field)
 -- ARGV[6]          prefix of cache keys (prefix .. window size)
+-- ARGV[7]          most old cached windows removed by this call
+-- ARGV[8]          '1' to drop every key of the series if its time index is then empty
 -- The keys built from prefixes are derived from stored data, so they are not in KEYS; they all
 -- carry the series' hash tag, so on Redis Cluster they are in KEYS[1]'s slot, on this node.
--- Returns the number of events removed.
+-- Returns {events removed, 1 if old cached windows remain, 1 if the series was dropped}.
 local cutoff = tonumber(ARGV[1])
 local page = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], 'WITHSCORES',
     'LIMIT', 0, tonumber(ARGV[2]))
@@ -22,12 +26,14 @@ for _, name in ipairs(redis.call('HKEYS', KEYS[2])) do
         fields[#fields + 1] = string.sub(name, 3)
     end
 end
-local newest = nil
+local sizes = {}
+for _, size in ipairs(redis.call('SMEMBERS', KEYS[3])) do
+    sizes[#sizes + 1] = {size, tonumber(size), ARGV[6] .. size}
+end
 local ids = {}
 for i = 1, #page, 2 do
     local id = page[i]
     ids[#ids + 1] = id
-    newest = tonumber(page[i + 1])
     local hash = ARGV[3] .. id
     for _, field in ipairs(fields) do
         local value = redis.call('HGET', hash, field)
@@ -41,19 +47,58 @@ for i = 1, #page, 2 do
         end
     end
     redis.call('DEL', hash)
-end
-if #ids > 0 then
-    redis.call('ZREM', KEYS[1], unpack(ids))
-end
-for _, size in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-    local key = ARGV[6] .. size
-    local upto = cutoff - tonumber(size)
-    if newest and newest > upto then
-        upto = newest
+    -- The cached window of each size holding this event is stale now: drop it (as record does).
+    local t = tonumber(page[i + 1])
+    for _, size in ipairs(sizes) do
+        local w = size[2]
+        local k = math.floor(t / w)
+        if k * w > t then
+            k = k - 1
+        elseif (k + 1) * w <= t then
+            k = k + 1
+        end
+        local start = string.format('%d', k * w)
+        if size[4] ~= start then
+            redis.call('ZREMRANGEBYSCORE', size[3], start, start)
+            size[4] = start
+        end
     end
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.17g', upto))
-    if redis.call('EXISTS', key) == 0 then
-        redis.call('SREM', KEYS[3], size)
+end
+for i = 1, #ids, 1000 do
+    redis.call('ZREM', KEYS[1], unpack(ids, i, math.min(i + 999, #ids)))
+end
+if ARGV[8] == '1' and redis.call('ZCARD', KEYS[1]) == 0 then
+    -- Nothing left to race with: every event is gone in this same atomic step. UNLINK frees
+    -- large keys (a big cache) off the main thread.
+    local drop = {KEYS[1], KEYS[2], KEYS[3], KEYS[4]}
+    for _, field in ipairs(fields) do
+        drop[#drop + 1] = ARGV[5] .. field
+    end
+    for _, size in ipairs(sizes) do
+        drop[#drop + 1] = size[3]
+    end
+    for i = 1, #drop, 1000 do
+        redis.call('UNLINK', unpack(drop, i, math.min(i + 999, #drop)))
+    end
+    return {#ids, 0, 1}
+end
+-- Windows wholly before the cutoff hold only expired events: remove them, a bounded number per
+-- call (they are the lowest-ranked entries, so ZREMRANGEBYRANK costs O(log N + removed)).
+local budget = tonumber(ARGV[7])
+local pending = 0
+for _, size in ipairs(sizes) do
+    local upto = string.format('%.17g', cutoff - size[2])
+    local old = redis.call('ZCOUNT', size[3], '-inf', upto)
+    if old > budget then
+        old = budget
+        pending = 1
+    end
+    if old > 0 then
+        redis.call('ZREMRANGEBYRANK', size[3], 0, old - 1)
+        budget = budget - old
+    end
+    if redis.call('EXISTS', size[3]) == 0 then
+        redis.call('SREM', KEYS[3], size[1])
     end
 end
-return #ids
+return {#ids, pending, 0}

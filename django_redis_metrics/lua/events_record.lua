@@ -17,58 +17,122 @@
 -- Event hashes and cache keys are derived from data here (the id is made in this script), so
 -- they are not in KEYS; they share the series' hash tag, so on Redis Cluster they live in the
 -- same slot as KEYS[1] and the script stays on one node.
+-- The script cannot fail once it has written: phase 1 checks every argument and (with read
+-- commands that fail on a wrong type) every key it will write; phase 2 only writes.
 -- Returns {first new id, 1 while the series is not known to be listed (the caller lists it)}.
-local has_catalogue = tonumber(ARGV[4])
-local unlisted = redis.call('HEXISTS', KEYS[3], 'listed') == 0
-local meta = {'retention', ARGV[5]}
+
+-- Phase 1: parse and check; nothing is written.
+local function fail(message)
+    return redis.error_reply('ERR events_record: ' .. message .. '; nothing was written')
+end
+local has_catalogue = ARGV[4] == '1'
+local last_key = has_catalogue and #KEYS - 1 or #KEYS
 local a = 6
 local n_index = tonumber(ARGV[a])
+if not n_index or n_index < 0 then
+    return fail('bad number of indexed fields')
+end
+local meta = {'retention', ARGV[5]}
 for i = 1, n_index do
     meta[#meta + 1] = 'i:' .. ARGV[a + i]
     meta[#meta + 1] = '1'
 end
 a = a + n_index + 1
-redis.call('HSET', KEYS[3], unpack(meta))
 local n_events = tonumber(ARGV[a])
+if not n_events or n_events < 1 then
+    return fail('bad number of events')
+end
 a = a + 1
-local last = redis.call('INCRBY', KEYS[1], n_events)
-local first = last - n_events + 1
-local sizes = redis.call('SMEMBERS', KEYS[4])
-for e = 0, n_events - 1 do
-    local id = first + e
-    local ts = ARGV[a]
-    local n_fields = tonumber(ARGV[a + 1])
-    a = a + 2
-    if n_fields > 0 then
-        redis.call('HSET', ARGV[1] .. id, unpack(ARGV, a, a + 2 * n_fields - 1))
+local events = {}
+for e = 1, n_events do
+    local ts, n_fields = ARGV[a], tonumber(ARGV[a + 1])
+    local t = tonumber(ts)
+    if not t or t ~= t or t == math.huge or t == -math.huge then
+        return fail('bad timestamp ' .. tostring(ts))
     end
-    a = a + 2 * n_fields
-    redis.call('ZADD', KEYS[2], ts, id)
+    if not n_fields or n_fields < 1 or a + 2 + 2 * n_fields > #ARGV then
+        return fail('bad number of fields')
+    end
+    local event = {ts = ts, t = t, first = a + 2, last = a + 1 + 2 * n_fields}
+    a = event.last + 1
     local n_entries = tonumber(ARGV[a])
-    a = a + 1
-    for _ = 1, n_entries do
-        local k = tonumber(ARGV[a])
-        redis.call('ZADD', KEYS[k], ts, id)
-        redis.call('SADD', KEYS[k + 1], ARGV[a + 1])
-        a = a + 2
+    if not n_entries or n_entries < 0 or a + 2 * n_entries > #ARGV then
+        return fail('bad number of index entries')
     end
-    if #sizes > 0 then
-        local t = tonumber(ts)
-        for _, size in ipairs(sizes) do
-            local w = tonumber(size)
-            local k = math.floor(t / w)
-            -- t / w is rounded; correct k so that k * w <= t < (k + 1) * w holds exactly.
-            if k * w > t then
-                k = k - 1
-            elseif (k + 1) * w <= t then
-                k = k + 1
-            end
-            local start = string.format('%d', k * w)
-            redis.call('ZREMRANGEBYSCORE', ARGV[2] .. size, start, start)
+    event.entries, event.n_entries = a + 1, n_entries
+    for j = 1, n_entries do
+        local k = tonumber(ARGV[a + 2 * j - 1])
+        if not k or k < 5 or k + 1 > last_key then
+            return fail('bad index key position')
         end
     end
+    a = a + 2 * n_entries + 1
+    events[e] = event
 end
-if unlisted and has_catalogue == 1 then
+if a ~= #ARGV + 1 then
+    return fail('unexpected arguments')
+end
+-- Every key written below must hold the right type (these reads fail before any write if not),
+-- and the counter must stay an exact integer.
+local unlisted = redis.call('HEXISTS', KEYS[3], 'listed') == 0
+local seq = redis.call('GET', KEYS[1])
+if seq and (not string.match(seq, '^%d+$') or tonumber(seq) + n_events >= 2 ^ 53) then
+    return fail('the id counter ' .. KEYS[1] .. ' holds ' .. seq)
+end
+redis.call('ZCARD', KEYS[2])
+for k = 5, last_key, 2 do
+    redis.call('ZCARD', KEYS[k])
+    redis.call('SCARD', KEYS[k + 1])
+end
+local sizes = {}
+for _, size in ipairs(redis.call('SMEMBERS', KEYS[4])) do
+    local w = tonumber(size)
+    if not w or w <= 0 or w ~= math.floor(w) then
+        return fail('bad cached window size ' .. size)
+    end
+    redis.call('ZCARD', ARGV[2] .. size)
+    sizes[#sizes + 1] = {size, w}
+end
+if has_catalogue then
+    redis.call('ZSCORE', KEYS[#KEYS], ARGV[3])
+end
+
+-- Phase 2: write (no command below can fail on the keys and arguments checked above).
+local function hset(key, list, first, last)
+    for i = first, last, 1000 do
+        redis.call('HSET', key, unpack(list, i, math.min(i + 999, last)))
+    end
+end
+hset(KEYS[3], meta, 1, #meta)
+local first = redis.call('INCRBY', KEYS[1], n_events) - n_events + 1
+for e, event in ipairs(events) do
+    local id = first + e - 1
+    local hash = ARGV[1] .. id
+    -- Ids are never reused, but a stale hash (left by an older version) must not merge in.
+    redis.call('DEL', hash)
+    hset(hash, ARGV, event.first, event.last)
+    redis.call('ZADD', KEYS[2], event.ts, id)
+    for j = 0, event.n_entries - 1 do
+        local p = event.entries + 2 * j
+        local k = tonumber(ARGV[p])
+        redis.call('ZADD', KEYS[k], event.ts, id)
+        redis.call('SADD', KEYS[k + 1], ARGV[p + 1])
+    end
+    local t = event.t
+    for _, size in ipairs(sizes) do
+        local w = size[2]
+        local k = math.floor(t / w)
+        -- t / w is rounded; correct k so that k * w <= t < (k + 1) * w holds exactly.
+        if k * w > t then
+            k = k - 1
+        elseif (k + 1) * w <= t then
+            k = k + 1
+        end
+        local start = string.format('%d', k * w)
+        redis.call('ZREMRANGEBYSCORE', ARGV[2] .. size[1], start, start)
+    end
+end
+if unlisted and has_catalogue then
     redis.call('ZADD', KEYS[#KEYS], 0, ARGV[3])
     redis.call('HSET', KEYS[3], 'listed', 1)
     unlisted = false
