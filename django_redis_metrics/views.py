@@ -392,7 +392,12 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
             "payload": {"name": bitmap.name, "period": name,
                         "points": [[p.start_ts, value] for p, value in values]},
         })
-    cohort_period = next((p for p in ("week", "day", "month") if p in bitmap.periods), None)
+    choices = [p for p in ("day", "week", "month") if p in bitmap.periods]
+    cohort_period = request.GET.get("cohort") or next(
+        (p for p in ("week", "day", "month") if p in choices), None
+    )
+    if cohort_period is not None and cohort_period not in choices:
+        raise Http404(f"cohort must be one of {', '.join(choices)}.")
     cohort = []
     if cohort_period is not None:
         first = period_class(cohort_period).containing(now).shift(-(COHORT_PERIODS - 1))
@@ -408,5 +413,9 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
         cohort=cohort,
         cohort_period=cohort_period,
         cohort_offsets=list(range(1, COHORT_PERIODS)),
+        cohort_links=[
+            (p, with_query(context["metrics_urls"]["detail"], name=bitmap.name, cohort=p))
+            for p in choices
+        ],
     )
     return TemplateResponse(request, "django_redis_metrics/admin/bitmap_detail.html", context)
