@@ -222,20 +222,31 @@ def test_fails_open_when_redis_stops_and_recovers_when_it_returns(
         server.stop()
 
 
-def test_fails_open_on_an_address_that_never_answers(
+def test_fails_open_on_an_address_that_never_answers_and_recovers_when_redis_answers(
     with_middleware: Any, clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> None:
     sock = never_answering_socket()
+    port = sock.getsockname()[1]
+    server = None
     try:
-        point_at(with_middleware, f"redis://127.0.0.1:{sock.getsockname()[1]}/0")
+        point_at(with_middleware, f"redis://127.0.0.1:{port}/0")
         with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
             assert get("/sync/") == 200
             assert get("/class/") == 200
         assert failopen.breaker.is_open
         assert "Timeout" in caplog.text
         assert failopen.breaker.dropped >= 1
+
+        sock.close()  # a real Redis now answers at that address
+        server = RedisServer(port=port).start()
+        clock.now += 31
+        assert get("/sync/") == 200
+        assert not failopen.breaker.is_open
+        assert hits("hits:sync") == 1
     finally:
         sock.close()
+        if server is not None:
+            server.stop()
 
 
 def test_async_view_fails_open_too(with_middleware: Any, clock: Clock) -> None:
