@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from redis.exceptions import RedisError
+
 from .batch import Batch
 from .bitmaps import UniqueBitmap
 from .counter import Counter
@@ -87,6 +89,14 @@ def build_batch(submissions: list[_Submission]) -> Batch:
     for write in writes:
         try:
             write(batch)
+        except (RedisError, OSError) as exc:
+            # Preparing can talk to Redis (a first-seen str user id on Redis Cluster is mapped
+            # first): a failure there opens the breaker like a failed send.
+            from .failopen import breaker
+
+            breaker.failure(exc)
+            batch.calls.clear()
+            return batch
         except Exception:
             logger.exception("Dropped a metrics write that could not be prepared.")
     return batch

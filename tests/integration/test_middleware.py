@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 import pytest
+import redis
 from asgiref.sync import async_to_sync
 from django.http import HttpResponse
 from django.test import AsyncClient, Client
@@ -291,3 +292,18 @@ def test_counts_through_a_shared_caches_alias(
     assert client.connection_pool.connection_kwargs["port"] == redis_server.port
     assert get("/sync/") == 200
     assert hits("hits:sync") == 1
+
+
+def test_a_redis_error_while_preparing_writes_opens_the_breaker(
+    single: Any, fresh_state: None, clock: Clock
+) -> None:
+    def needs_redis(batch: Any) -> None:
+        raise redis.ConnectionError("mapping a user id failed")
+
+    writes = recorder.Writes()
+    writes.incr("prepared")
+    writes.defer(needs_redis)
+    assert recorder.submit(writes)
+    recorder.flush()
+    assert failopen.breaker.is_open
+    assert not Counter("prepared").exists()  # the whole batch was dropped
