@@ -68,7 +68,8 @@ def drive(page: Any, base: str) -> None:
     assert int(chart.get_attribute("data-total")) == 20
     assert page.locator("figure#counter-chart circle[r='2.5']").count() == 20  # non-zero points
 
-    # New hits, counted by a decorated view of the live server; the chart updates by itself.
+    # New hits, counted by a decorated view of the live server (its handler is built once per
+    # session, before any test's MIDDLEWARE, so the decorator counts); the chart updates itself.
     for _ in range(7):
         assert page.request.get(f"{live_server_url}/click/").ok
     page.wait_for_function(
