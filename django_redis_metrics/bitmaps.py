@@ -636,9 +636,12 @@ def validate_cache_ttl(value: object) -> int:
 
 
 def retention_cutoff(period_name: str, keep: int, now: float) -> float:
-    """The start of the oldest period kept: ``keep`` periods counting the current one."""
+    """The start of the oldest period kept: ``keep`` periods counting the current one.
+
+    Never after the current period's start, whatever ``keep`` says: the running period is kept.
+    """
     current = period_class(period_name).containing(now)
-    return current.shift(-(keep - 1)).start_ts
+    return current.shift(-(max(keep, 1) - 1)).start_ts
 
 
 def clean_bitmaps(
@@ -657,9 +660,13 @@ def clean_bitmaps(
     """
     from .cleanup import CleanupReport  # cleanup imports this module to register the cleaner
 
+    try:
+        retention = validate_retention(conf.BITMAP_RETENTION)
+    except (TypeError, ValueError) as exc:
+        # The system check reports this too, but call_command/clean_all/run_loop skip checks.
+        raise type(exc)(f"BITMAP_RETENTION: {exc}") from exc
     client = client or get_redis_connection()
     timestamp = to_timestamp(now, "now")
-    retention = conf.BITMAP_RETENTION
     cutoffs = {p: retention_cutoff(p, retention[p], timestamp) for p in PERIOD_NAMES}
     report = CleanupReport(KIND, dry_run=dry_run)
     for name in catalogue.names(client, KIND):

@@ -505,3 +505,29 @@ def test_a_retired_bitmap_is_listed_again_by_its_next_mark(paris: Any) -> None:
     # A bitmap that still holds a period is never retired, whatever the catalogue says.
     assert not bitmaps._retire(paris.client, active)
     assert UniqueBitmap.objects.names() == ["active"]
+
+
+@pytest.mark.parametrize("keep", [0, -3, True, "2"])
+def test_bad_retention_is_refused_before_anything_is_cleaned(
+    paris: Any, settings: Any, keep: object
+) -> None:
+    # The system check does not run for call_command/clean_all: the cleaner validates itself.
+    active = UniqueBitmap("active")
+    active.mark(5)
+    before = {k: paris.client.type(k) for k in backend_keys(paris)}
+    settings.DJANGO_REDIS_METRICS = {
+        **settings.DJANGO_REDIS_METRICS, "BITMAP_RETENTION": {"day": keep},
+    }
+    with pytest.raises((TypeError, ValueError), match="BITMAP_RETENTION"):
+        cleanup.clean_all(kinds=["bitmap"])
+    with pytest.raises((TypeError, ValueError), match="BITMAP_RETENTION"):
+        call_command("clean_metrics", "--kind", "bitmap", stdout=StringIO())
+    assert {k: paris.client.type(k) for k in backend_keys(paris)} == before
+    assert active.count("day") == 1
+
+
+def test_retention_cutoff_never_passes_the_current_period() -> None:
+    now = datetime(2026, 11, 20, 12, tzinfo=UTC).timestamp()
+    today = Day.containing(now, "UTC").start_ts
+    for keep in (1, 0, -5):
+        assert bitmaps.retention_cutoff("day", keep, now) == today
