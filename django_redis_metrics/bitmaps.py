@@ -53,6 +53,9 @@ MAX_ID_LENGTH = 512
 ID_CACHE_SIZE = 100_000
 #: TTL of temporary BITOP results: they are deleted by the script that makes them, this is a net.
 TEMP_TTL_MS = 60_000
+#: A period is cached in ranges only once it ended this long ago (seconds), so marks stamped
+#: just before its end that reach Redis a little later (batches, clock skew) are never missed.
+CACHE_GRACE = 600
 DEFAULT_PERIODS = ("day", "week", "month")
 OPERATORS = ("AND", "OR", "XOR", "DIFF")
 
@@ -69,22 +72,33 @@ class _IdCache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def _scope() -> tuple[str, str]:
-        return conf.CONNECTION, conf.PREFIX
+    def _scope(client: RedisClient) -> tuple[str, str]:
+        return server_identity(client), conf.PREFIX
 
-    def get(self, user_id: str) -> int | None:
+    def get(self, client: RedisClient, user_id: str) -> int | None:
         with self._lock:
-            return self._data.get((*self._scope(), user_id))
+            return self._data.get((*self._scope(client), user_id))
 
-    def put(self, user_id: str, offset: int) -> None:
+    def put(self, client: RedisClient, user_id: str, offset: int) -> None:
         with self._lock:
-            self._data[(*self._scope(), user_id)] = offset
+            self._data[(*self._scope(client), user_id)] = offset
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
 
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
+
+
+def server_identity(client: RedisClient) -> str:
+    """The server a client talks to (host, port, db or socket; a cluster's seed nodes), not the
+    setting that named it: a ``CACHES`` alias whose ``LOCATION`` changes is another server."""
+    if is_cluster(client):
+        nodes = client.nodes_manager.startup_nodes  # type: ignore[union-attr]
+        return "cluster:" + ",".join(sorted(nodes))
+    kwargs = client.connection_pool.connection_kwargs  # type: ignore[union-attr]
+    where = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+    return f"{where}/{kwargs.get('db', 0)}"
 
 
 id_cache = _IdCache()
@@ -123,14 +137,14 @@ def resolve_ids(
     client: RedisClient, ids: Sequence[str], *, assign: bool
 ) -> list[int | None]:
     """Offsets of mapped ids (from the cache, else one script call); ``None`` if unknown."""
-    offsets: list[int | None] = [id_cache.get(i) for i in ids]
+    offsets: list[int | None] = [id_cache.get(client, i) for i in ids]
     missing = [i for i, offset in zip(ids, offsets, strict=True) if offset is None]
     if missing:
         answer = script("bitmap_ids")(client, id_map_keys(), ["1" if assign else "0", *missing])
         found = dict(zip(missing, (int(v) for v in answer), strict=True))
         for user_id, offset in found.items():
             if offset >= 0:
-                id_cache.put(user_id, offset)
+                id_cache.put(client, user_id, offset)
         offsets = [o if o is not None else (found[i] if found[i] >= 0 else None)
                    for i, o in zip(ids, offsets, strict=True)]
     return offsets
@@ -178,7 +192,7 @@ class BitmapQuery:
         offset = lookup_offset(client, user_id)
         if offset is None:
             return False
-        return bool(int(_evaluate(self, "getbit", offset, client=client)))
+        return _member(self, _leaf_bits(client, self, offset))
 
     def __bool__(self) -> bool:
         raise TypeError("A bitmap query has no truth value; use .count() or `user_id in query`.")
@@ -203,6 +217,11 @@ class PeriodUnion(BitmapQuery):
     def cache_key(self) -> str:
         digest = hashlib.sha1("\0".join(self.keys).encode()).hexdigest()[:24]
         return temp_key(KIND, self.bitmap.name, f"cache:{digest}")
+
+    @property
+    def stamp_key(self) -> str:
+        """The generation the cached union was built under (see ``UniqueBitmap.gen_key``)."""
+        return f"{self.cache_key}:gen"
 
     def __repr__(self) -> str:
         parts = ", ".join(p.key_part for p in self.periods) or "nothing"
@@ -265,9 +284,12 @@ class _Program:
             if len(keys) == 1:
                 self.code += ["K", self.key(keys[0])]
                 return
-            cached = node.cacheable and conf.BITMAP_CACHE_TTL > 0
-            dest = self.key(node.cache_key) if cached else self.temp()
-            self.code += ["U", dest, int(cached), len(keys), *(self.key(k) for k in keys)]
+            sources = [self.key(k) for k in keys]
+            if node.cacheable and conf.BITMAP_CACHE_TTL > 0:
+                self.code += ["C", self.key(node.cache_key), self.key(node.stamp_key),
+                              self.key(node.bitmap.gen_key), len(keys), *sources]
+            else:
+                self.code += ["U", self.temp(), len(keys), *sources]
         elif isinstance(node, _Copied):
             self.code += ["T", self.key(node.key)]
         elif isinstance(node, Operation):
@@ -344,6 +366,38 @@ def _copy_bitmap(client: RedisClient, source: str, target: str, *, sparse: bool)
     value = client.get(source)
     if value is not None:
         client.set(target, value, px=TEMP_TTL_MS)
+
+
+def _leaf_bits(client: RedisClient, query: BitmapQuery, offset: int) -> list[bool]:
+    """``offset``'s bit in each leaf (the OR of GETBIT over its keys): one pipelined round trip
+    on a single node (one per node on a cluster), no BITOP, no temporary key, no copy."""
+    leaves = query.leaves()
+    pipe = client.pipeline(transaction=False)
+    for leaf in leaves:
+        for key in leaf.keys:
+            pipe.getbit(key, offset)
+    bits = iter(pipe.execute())
+    return [any([bool(next(bits)) for _ in leaf.keys]) for leaf in leaves]
+
+
+def _member(node: BitmapQuery, bits: list[bool]) -> bool:
+    """Evaluate the query tree on one user's leaf bits (consumed left to right)."""
+    stream = iter(bits)
+
+    def walk(n: BitmapQuery) -> bool:
+        if isinstance(n, PeriodUnion):
+            return next(stream)
+        if isinstance(n, Operation):
+            a, b = walk(n.left), walk(n.right)
+            return {"AND": a and b, "OR": a or b, "XOR": a != b, "DIFF": a and not b}[n.op]
+        raise TypeError(f"Not a bitmap query: {n!r}")  # pragma: no cover
+
+    return walk(node)
+
+
+def generation_ttl_ms() -> int:
+    """A generation outlives every union cached under the one before it."""
+    return (max(conf.BITMAP_CACHE_TTL, 86400) + 60) * 1000
 
 
 # The model
@@ -429,6 +483,12 @@ class UniqueBitmap:
     def meta_key(self) -> str:
         return metric_key(KIND, self.name, "meta")
 
+    @property
+    def gen_key(self) -> str:
+        """The generation of cached unions: changed (never deleted; it expires after the cache
+        TTL) by ``delete``, by the cleaner and by a mark into a period that is over."""
+        return metric_key(KIND, self.name, "gen")
+
     def index_key(self, period_name: str) -> str:
         """The sorted set of this bitmap's periods of one kind, scored by their start."""
         return metric_key(KIND, self.name, "index", period_name)
@@ -455,21 +515,21 @@ class UniqueBitmap:
         """
         value = normalize_id(user_id)
         timestamp = to_timestamp(when)
+        zone = get_zone()
+        periods = [period_class(name).containing(timestamp, zone) for name in self.periods]
         client = get_redis_connection()
         inline = catalogue.inline_catalogue(client)
         mapped: str | None = None
         if isinstance(value, int):
             offset: int | None = value
         else:
-            offset = id_cache.get(value)
+            offset = id_cache.get(client, value)
             if offset is None:
                 if inline:
                     mapped = value
                 else:
                     offset = resolve_ids(client, [value], assign=True)[0]
-        zone = get_zone()
-        periods = [period_class(name).containing(timestamp, zone) for name in self.periods]
-        keys = [self.meta_key, *(self.key(p) for p in periods),
+        keys = [self.meta_key, self.gen_key, *(self.key(p) for p in periods),
                 *(self.index_key(p.name) for p in periods)]
         if inline:
             keys.append(catalogue_key(KIND))
@@ -478,9 +538,10 @@ class UniqueBitmap:
         args: list[str | int | float] = [
             self.name, len(periods), int(inline), int(mapped is not None),
             mapped if mapped is not None else int(offset or 0), ",".join(self.periods),
+            generation_ttl_ms(),
         ]
         for period in periods:
-            args += [period.suffix, int(period.start_ts)]
+            args += [period.suffix, int(period.start_ts), period.end_ts]
         call = ScriptCall(script("bitmap_mark"), keys, args, after=self._after_mark(mapped))
         if batch is not None:
             batch.add(call)
@@ -491,7 +552,7 @@ class UniqueBitmap:
         def after(client: RedisClient, reply: Any) -> None:
             unlisted, offset = int(reply[0]), int(reply[1])
             if mapped is not None:
-                id_cache.put(mapped, offset)
+                id_cache.put(client, mapped, offset)
             if unlisted and not catalogue.inline_catalogue(client):
                 catalogue.confirm_listed(client, KIND, self.name, self.meta_key)
 
@@ -507,7 +568,11 @@ class UniqueBitmap:
                 if not members:
                     break
                 keys = [metric_key(KIND, self.name, name, m) for m in members]
-                script("bitmap_drop")(client, [index, *keys], members)
+                script("bitmap_drop")(client, [index, self.gen_key, *keys],
+                                      [generation_ttl_ms(), *members])
+        # A new generation even with no period left, so no cached union is ever used again.
+        script("bitmap_drop")(client, [self.index_key("day"), self.gen_key],
+                              [generation_ttl_ms()])
         client.delete(self.meta_key)
         catalogue.unregister(client, KIND, self.name, self.meta_key)
 
@@ -548,9 +613,9 @@ class UniqueBitmap:
         """
         days = list(days_between(start, end))
         cover = self._cover(days)
-        now = to_timestamp(None)
-        over = tuple(p for p in cover if p.is_over(now))
-        running = tuple(p for p in cover if not p.is_over(now))
+        settled = to_timestamp(None) - CACHE_GRACE
+        over = tuple(p for p in cover if p.is_over(settled))
+        running = tuple(p for p in cover if not p.is_over(settled))
         parts = [PeriodUnion(self, chunk, cacheable=cache) for chunk, cache in
                  ((over, True), (running, False)) if chunk]
         query: BitmapQuery = parts[0]
@@ -636,9 +701,12 @@ def validate_cache_ttl(value: object) -> int:
 
 
 def retention_cutoff(period_name: str, keep: int, now: float) -> float:
-    """The start of the oldest period kept: ``keep`` periods counting the current one."""
+    """The start of the oldest period kept: ``keep`` periods counting the current one.
+
+    Never after the current period's start, whatever ``keep`` says: the running period is kept.
+    """
     current = period_class(period_name).containing(now)
-    return current.shift(-(keep - 1)).start_ts
+    return current.shift(-(max(keep, 1) - 1)).start_ts
 
 
 def clean_bitmaps(
@@ -657,9 +725,13 @@ def clean_bitmaps(
     """
     from .cleanup import CleanupReport  # cleanup imports this module to register the cleaner
 
+    try:
+        retention = validate_retention(conf.BITMAP_RETENTION)
+    except (TypeError, ValueError) as exc:
+        # The system check reports this too, but call_command/clean_all/run_loop skip checks.
+        raise type(exc)(f"BITMAP_RETENTION: {exc}") from exc
     client = client or get_redis_connection()
     timestamp = to_timestamp(now, "now")
-    retention = conf.BITMAP_RETENTION
     cutoffs = {p: retention_cutoff(p, retention[p], timestamp) for p in PERIOD_NAMES}
     report = CleanupReport(KIND, dry_run=dry_run)
     for name in catalogue.names(client, KIND):
@@ -694,7 +766,8 @@ def _drop_before(
         if not members:
             return removed
         keys = [metric_key(KIND, bitmap.name, period_name, m) for m in members]
-        script("bitmap_drop")(client, [index, *keys], members)
+        script("bitmap_drop")(client, [index, bitmap.gen_key, *keys],
+                              [generation_ttl_ms(), *members])
         removed += len(members)
 
 

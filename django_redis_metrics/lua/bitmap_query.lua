@@ -7,8 +7,11 @@
 -- ARGV[5..]        the program:
 --   K i              push KEYS[i] as it is (a source bitmap)
 --   T i              push KEYS[i], a temporary key made by the caller: deleted at the end
---   U d c n i1..in   push the union of KEYS[i1..in] stored in KEYS[d]; c = 1 makes KEYS[d] a
---                    cache (reused while it exists, kept with the cache TTL)
+--   U d n i1..in     push the union of KEYS[i1..in] stored in KEYS[d] (a temporary key)
+--   C d s g n i1..in the same, cached: KEYS[d] is reused while it exists and its stamp KEYS[s]
+--                    equals the bitmap's generation KEYS[g] (missing: "0"), which delete, the
+--                    cleaner and a mark into a finished period change; else it is rebuilt, kept
+--                    with the cache TTL and stamped
 --   O op d           pop b, pop a, push (a op b) stored in KEYS[d]; op: AND, OR, XOR, DIFF
 -- Every key this script writes gets a TTL in the same step; temporaries are deleted at the end.
 -- Missing keys are empty bitmaps. BITOP takes its fast word-at-a-time path only for at most 16
@@ -25,8 +28,12 @@ local function bitop(op, dest, sources, ttl)
     redis.call('PEXPIRE', dest, ttl)
 end
 
-local function union(dest, cached, sources)
-    if cached and exists(dest) then
+local function generation(key)
+    return redis.call('GET', key) or '0'
+end
+
+local function union(dest, cached, sources, stamp, gen)
+    if cached and exists(dest) and redis.call('GET', stamp) == generation(gen) then
         return dest
     end
     local present = {}
@@ -55,6 +62,9 @@ local function union(dest, cached, sources)
     end
     if #chunk > 1 or chunk[1] ~= dest then
         bitop('OR', dest, chunk, ttl)
+    end
+    if cached then
+        redis.call('SET', stamp, generation(gen), 'PX', cache_ttl)
     end
     return dest
 end
@@ -100,14 +110,24 @@ while pc <= #ARGV do
         stack[top] = exists(key) and key or nil
         pc = pc + 2
     elseif code == 'U' then
-        local n = tonumber(ARGV[pc + 3])
+        local n = tonumber(ARGV[pc + 2])
         local sources = {}
         for i = 1, n do
-            sources[i] = KEYS[tonumber(ARGV[pc + 3 + i])]
+            sources[i] = KEYS[tonumber(ARGV[pc + 2 + i])]
         end
         top = top + 1
-        stack[top] = union(KEYS[tonumber(ARGV[pc + 1])], ARGV[pc + 2] == '1', sources)
-        pc = pc + 4 + n
+        stack[top] = union(KEYS[tonumber(ARGV[pc + 1])], false, sources)
+        pc = pc + 3 + n
+    elseif code == 'C' then
+        local n = tonumber(ARGV[pc + 4])
+        local sources = {}
+        for i = 1, n do
+            sources[i] = KEYS[tonumber(ARGV[pc + 4 + i])]
+        end
+        top = top + 1
+        stack[top] = union(KEYS[tonumber(ARGV[pc + 1])], true, sources,
+                           KEYS[tonumber(ARGV[pc + 2])], KEYS[tonumber(ARGV[pc + 3])])
+        pc = pc + 5 + n
     elseif code == 'O' then
         local b, a = stack[top], stack[top - 1]
         top = top - 1
