@@ -3,9 +3,11 @@
 ``mark`` sets the user's bit in the key of every configured period (write-time fan-out, as in
 bitmapist), so the count of a day, an ISO week or a month is a single BITCOUNT. Ranges and
 combinations are lazy :class:`BitmapQuery` trees evaluated by one Lua script with BITOP and
-BITCOUNT/GETBIT: nothing is pulled into Python. A range is covered by the fewest period keys
-(whole months, then whole ISO weeks, then days), and the union of periods that are over is cached
-under a key with a TTL. Temporary keys are always written with a TTL in the same script.
+BITCOUNT/GETBIT: nothing is pulled into Python. A script call reads at most
+``MAX_SCRIPT_SOURCES`` source keys; longer unions are built beforehand in bounded steps. A range
+is covered by the fewest period keys (whole months, then whole ISO weeks, then days), and the
+union of periods that are over is cached under a key with a TTL. Temporary keys are always
+written with a TTL in the same script.
 
 On Redis Cluster each bitmap's keys share one hash tag, so a query over one bitmap is one script
 in one slot. A query combining bitmaps copies each foreign operand into the first bitmap's slot
@@ -23,6 +25,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, ClassVar
+
+from redis.exceptions import ResponseError
 
 from . import catalogue
 from .batch import Batch, ScriptCall, run_calls
@@ -53,6 +57,12 @@ MAX_ID_LENGTH = 512
 ID_CACHE_SIZE = 100_000
 #: TTL of temporary BITOP results: they are deleted by the script that makes them, this is a net.
 TEMP_TTL_MS = 60_000
+#: At most this many source keys per script call ("nothing blocks Redis for long"): a query
+#: reading more is built in steps (``bitmap_union.lua``), its longest unions first.
+MAX_SCRIPT_SOURCES = 32
+#: Builds of a query whose prebuilt cached union went stale before it was read; the last one
+#: does not use the cache.
+BUILD_ATTEMPTS = 3
 #: A period is cached in ranges only once it ended this long ago (seconds), so marks stamped
 #: just before its end that reach Redis a little later (batches, clock skew) are never missed.
 CACHE_GRACE = 600
@@ -243,6 +253,24 @@ class Operation(BitmapQuery):
 
 
 @dataclass(frozen=True, eq=False)
+class _Prebuilt(BitmapQuery):
+    """A union built beforehand into the temporary ``key``, in steps of bounded size.
+
+    ``state`` is "built", "empty" (no source existed) or "skip" (its cached union was valid,
+    nothing was built); ``generation`` is the bitmap's generation the build started under.
+    """
+
+    union: PeriodUnion
+    key: str
+    cached: bool
+    generation: str
+    state: str
+
+    def leaves(self) -> list[PeriodUnion]:
+        return []
+
+
+@dataclass(frozen=True, eq=False)
 class _Copied(BitmapQuery):
     """A foreign operand copied into the evaluating slot (Redis Cluster only)."""
 
@@ -292,6 +320,14 @@ class _Program:
                 self.code += ["U", self.temp(), len(keys), *sources]
         elif isinstance(node, _Copied):
             self.code += ["T", self.key(node.key)]
+        elif isinstance(node, _Prebuilt):
+            if node.cached:
+                union = node.union
+                self.code += ["S", self.key(union.cache_key), self.key(union.stamp_key),
+                              self.key(union.bitmap.gen_key), self.key(node.key),
+                              node.generation, node.state]
+            else:
+                self.code += ["B", self.key(node.key), int(node.state == "built")]
         elif isinstance(node, Operation):
             self.emit(node.left)
             self.emit(node.right)
@@ -303,11 +339,74 @@ class _Program:
 def _run_program(
     client: RedisClient, node: BitmapQuery, home: str, mode: str, offset: int = 0
 ) -> Any:
-    program = _Program(home)
-    program.emit(node)
+    """Evaluate ``node`` with ``bitmap_query.lua``, reading at most ``MAX_SCRIPT_SOURCES``
+    source keys per script call: longer unions are built beforehand in bounded steps."""
     cache_ttl = max(conf.BITMAP_CACHE_TTL, 1) * 1000
-    args = [TEMP_TTL_MS, cache_ttl, mode, offset, *program.code]
-    return script("bitmap_query")(client, program.keys, args)
+    for attempt in range(BUILD_ATTEMPTS):
+        staged, built = _prebuild(client, node, use_cache=attempt < BUILD_ATTEMPTS - 1)
+        program = _Program(home)
+        program.emit(staged)
+        args = [TEMP_TTL_MS, cache_ttl, mode, offset, *program.code]
+        try:
+            return script("bitmap_query")(client, program.keys, args)
+        except ResponseError as exc:
+            if not str(exc).startswith("BITMAPSTALE") or attempt == BUILD_ATTEMPTS - 1:
+                raise
+            for key in built:  # the script deleted those it reached; these expire anyway
+                client.unlink(key)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _prebuild(
+    client: RedisClient, node: BitmapQuery, *, use_cache: bool
+) -> tuple[BitmapQuery, list[str]]:
+    """Build the longest unions of ``node`` beforehand until the rest reads at most
+    ``MAX_SCRIPT_SOURCES`` keys; returns the new tree and the temporary keys built."""
+    leaves = node.leaves()
+    total = sum(len(leaf.periods) for leaf in leaves)
+    chosen: dict[int, PeriodUnion] = {}
+    for leaf in sorted(leaves, key=lambda u: len(u.periods), reverse=True):
+        if total <= MAX_SCRIPT_SOURCES or len(leaf.periods) < 2:
+            break
+        if id(leaf) not in chosen:
+            chosen[id(leaf)] = leaf
+            total -= sum(len(u.periods) - 1 for u in leaves if u is leaf)
+    if not chosen:
+        return node, []
+    built: dict[int, _Prebuilt] = {}
+
+    def replace(n: BitmapQuery) -> BitmapQuery:
+        if isinstance(n, Operation):
+            return Operation(n.op, replace(n.left), replace(n.right))
+        if isinstance(n, PeriodUnion) and id(n) in chosen:
+            if id(n) not in built:
+                built[id(n)] = _build_union(client, n, use_cache=use_cache)
+            return built[id(n)]
+        return n
+
+    return replace(node), [b.key for b in built.values()]
+
+
+def _build_union(client: RedisClient, union: PeriodUnion, *, use_cache: bool) -> _Prebuilt:
+    """OR ``union``'s keys into a temporary key (with a TTL), ``MAX_SCRIPT_SOURCES`` keys per
+    script call; a cached union that is still valid is not built at all."""
+    keys = union.keys
+    temp = temp_key(KIND, union.bitmap.name, f"pre:{uuid.uuid4().hex}")
+    cached = use_cache and union.cacheable and conf.BITMAP_CACHE_TTL > 0
+    generation, present = "", 0
+    for step, start in enumerate(range(0, len(keys), MAX_SCRIPT_SOURCES)):
+        check = [union.cache_key, union.stamp_key, union.bitmap.gen_key] if cached and not step \
+            else []
+        answer = script("bitmap_union")(
+            client, [temp, *check, *keys[start:start + MAX_SCRIPT_SOURCES]],
+            [TEMP_TTL_MS, int(step > 0), int(bool(check))],
+        )
+        if not step:
+            generation = to_str(answer[1])
+        if int(answer[0]) == 1:
+            return _Prebuilt(union, temp, cached, generation, "skip")
+        present += int(answer[2])
+    return _Prebuilt(union, temp, cached, generation, "built" if present else "empty")
 
 
 def _evaluate(

@@ -24,6 +24,7 @@ from django_redis_metrics import Batch, UniqueBitmap, bitmaps, cleanup
 from django_redis_metrics.bitmaps import BitmapQuery, id_cache
 from django_redis_metrics.checks import check_settings
 from django_redis_metrics.periods import Day, Month, Week
+from django_redis_metrics.scripts import LuaScript
 
 ZONE = "Europe/Paris"
 PARIS = ZoneInfo(ZONE)
@@ -638,3 +639,86 @@ def test_id_cache_follows_the_server_not_the_setting(single: Any, settings: Any)
     active.mark("bob", 0)
     assert moved.hget(f"{single.prefix}:bitmapid:{{ids}}:map", "bob") == b"0"
     moved.flushdb()
+
+
+class ScriptSources:
+    """The period keys each script call reads (a wrapper around ``LuaScript.__call__``)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[tuple[str, int]] = []
+        original = LuaScript.__call__
+
+        def counting(script: LuaScript, client: Any, keys: Any, args: Any = ()) -> Any:
+            sources = [k for k in keys if ":tmp:" not in k
+                       and any(f"}}:{p}:" in k for p in ("hour", "day", "week", "month"))]
+            self.calls.append((script.name, len(sources)))
+            return original(script, client, keys, args)
+
+        monkeypatch.setattr(LuaScript, "__call__", counting)
+
+    @property
+    def most(self) -> int:
+        return max(n for _, n in self.calls)
+
+
+def test_a_long_range_is_built_in_bounded_steps(
+    paris: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(9)
+    daily = UniqueBitmap("daily", periods=("day",))
+    other = UniqueBitmap("other", periods=("month",))
+    first = date(2025, 1, 1)
+    truth: dict[date, set[object]] = defaultdict(set)
+    for _ in range(300):
+        day, user = first + timedelta(days=rng.randrange(400)), rng.randrange(300)
+        daily.mark(user, noon(day))
+        truth[day].add(user)
+    paying = set(rng.sample(range(300), 100))
+    for user in paying:
+        other.mark(user, noon(date(2025, 6, 15)))
+    last = first + timedelta(days=399)
+    expected = set().union(*truth.values())
+    sources = ScriptSources(monkeypatch)
+    assert daily.between(first, last).count() == len(expected)  # built, then cached
+    assert sources.most == bitmaps.MAX_SCRIPT_SOURCES
+    assert [n for n, _ in sources.calls].count("bitmap_union") == 13  # 400 days, 32 a step
+    assert daily.between(first, last).count() == len(expected)  # the cache, checked first
+    assert (daily.between(first, last) & other.month(2025, 6)).count() == len(expected & paying)
+    assert (other.month(2025, 6) - daily.between(first, last)).count() == len(paying - expected)
+    daily.mark(999, noon(first + timedelta(days=50)))  # a late mark: a new generation
+    truth[first + timedelta(days=50)].add(999)
+    expected.add(999)
+    assert daily.between(first, last).count() == len(expected)
+    half = first + timedelta(days=199)
+    early = set().union(*(u for d, u in truth.items() if d <= half))
+    late = set().union(*(u for d, u in truth.items() if d > half))
+    two = daily.between(first, half) ^ daily.between(half + timedelta(days=1), last)
+    assert two.count() == len(early ^ late)
+    assert sources.most <= bitmaps.MAX_SCRIPT_SOURCES
+    assert_temp_keys_expire(paris)
+    assert not [k for k in backend_keys(paris) if ":pre:" in k]
+
+
+def test_a_prebuilt_union_gone_stale_is_built_again(
+    paris: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    daily = UniqueBitmap("daily", periods=("day",))
+    first = date(2025, 1, 1)
+    for offset in range(0, 100, 2):
+        daily.mark(offset, noon(first + timedelta(days=offset)))
+    original = bitmaps._build_union
+    builds: list[bool] = []
+
+    def build_then_mark_late(client: Any, union: Any, *, use_cache: bool) -> Any:
+        built = original(client, union, use_cache=use_cache)
+        builds.append(use_cache)
+        if len(builds) == 1:  # a late mark lands between the steps and the final call
+            daily.mark(1, noon(first + timedelta(days=3)))
+        return built
+
+    monkeypatch.setattr(bitmaps, "_build_union", build_then_mark_late)
+    assert daily.between(first, first + timedelta(days=99)).count() == 51
+    assert builds == [True, True]
+    assert daily.between(first, first + timedelta(days=99)).count() == 51
+    assert_temp_keys_expire(paris)
+    assert not [k for k in backend_keys(paris) if ":pre:" in k]
