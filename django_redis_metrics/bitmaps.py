@@ -79,6 +79,7 @@ class _IdCache:
     def __init__(self, size: int = ID_CACHE_SIZE) -> None:
         self.size = size
         self._data: OrderedDict[tuple[str, str, str], int] = OrderedDict()
+        self._int_scopes: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
     @staticmethod
@@ -95,9 +96,19 @@ class _IdCache:
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
 
+    def holds_ints(self, client: RedisClient) -> bool:
+        """Whether this server's PREFIX is known to hold integer ids (checked on the cluster)."""
+        with self._lock:
+            return self._scope(client) in self._int_scopes
+
+    def set_holds_ints(self, client: RedisClient) -> None:
+        with self._lock:
+            self._int_scopes.add(self._scope(client))
+
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
+            self._int_scopes.clear()
 
 
 def server_identity(client: RedisClient) -> str:
@@ -143,6 +154,42 @@ def id_map_keys() -> list[str]:
     return [metric_key(ID_KIND, ID_NAME, "map"), metric_key(ID_KIND, ID_NAME, "seq")]
 
 
+def id_kind_key() -> str:
+    """The kind of user ids the PREFIX holds: "int" or "mapped", set by the first mark."""
+    return metric_key(ID_KIND, ID_NAME, "kind")
+
+
+def id_kind(value: int | str) -> str:
+    return "int" if isinstance(value, int) else "mapped"
+
+
+def mixed_ids_error(stored: bytes | str, attempted: str) -> ValueError:
+    """Integer ids and mapped ids (offsets 0, 1, ...) would collide: one kind per PREFIX."""
+    names = {"int": "integer user ids (bit offsets)", "mapped": "str/UUID user ids (mapped)"}
+    held = to_str(stored)
+    return ValueError(
+        f"PREFIX {conf.PREFIX!r} holds {names.get(held, held)}; marking {names[attempted]} "
+        "would make users collide (mapped offsets start at 0). Use one kind of user id per "
+        "PREFIX: pass integer ids as str to have them mapped, or use another PREFIX."
+    )
+
+
+def check_int_kind(client: RedisClient) -> None:
+    """Redis Cluster: record (or check) that the PREFIX holds integer ids, once per process.
+
+    The kind key lives in the mapping's slot, out of reach of the mark script.
+    """
+    if id_cache.holds_ints(client):
+        return
+    pipe = client.pipeline(transaction=False)
+    pipe.setnx(id_kind_key(), "int")
+    pipe.get(id_kind_key())
+    stored = pipe.execute()[1]
+    if to_str(stored) != "int":
+        raise mixed_ids_error(stored, "int")
+    id_cache.set_holds_ints(client)
+
+
 def resolve_ids(
     client: RedisClient, ids: Sequence[str], *, assign: bool
 ) -> list[int | None]:
@@ -150,7 +197,10 @@ def resolve_ids(
     offsets: list[int | None] = [id_cache.get(client, i) for i in ids]
     missing = [i for i, offset in zip(ids, offsets, strict=True) if offset is None]
     if missing:
-        answer = script("bitmap_ids")(client, id_map_keys(), ["1" if assign else "0", *missing])
+        answer = script("bitmap_ids")(client, [*id_map_keys(), id_kind_key()],
+                                      ["1" if assign else "0", *missing])
+        if answer and int(answer[0]) == -2:
+            raise mixed_ids_error(answer[1], "mapped")
         found = dict(zip(missing, (int(v) for v in answer), strict=True))
         for user_id, offset in found.items():
             if offset >= 0:
@@ -160,12 +210,29 @@ def resolve_ids(
     return offsets
 
 
-def lookup_offset(client: RedisClient, user_id: object) -> int | None:
-    """The bit offset of ``user_id`` without assigning one; ``None`` for an unmapped id."""
+def read_bits(client: RedisClient, user_id: object, groups: list[list[str]]) -> list[bool] | None:
+    """``user_id``'s bit in each group of keys (the OR within a group): one pipelined round trip
+    on a single node (one per node on a cluster), no BITOP. ``None`` when the user cannot have
+    been marked: an unmapped str/UUID id, or an int id where the PREFIX holds mapped ids."""
     value = normalize_id(user_id)
     if isinstance(value, int):
-        return value
-    return resolve_ids(client, [value], assign=False)[0]
+        offset = value
+    else:
+        found = resolve_ids(client, [value], assign=False)[0]
+        if found is None:
+            return None
+        offset = found
+    pipe = client.pipeline(transaction=False)
+    for group in groups:
+        for key in group:
+            pipe.getbit(key, offset)
+    if isinstance(value, int):
+        pipe.get(id_kind_key())
+    replies = iter(pipe.execute())
+    bits = [any([bool(next(replies)) for _ in group]) for group in groups]
+    if isinstance(value, int) and to_str(next(replies) or b"") == "mapped":
+        return None
+    return bits
 
 
 # Queries
@@ -198,11 +265,8 @@ class BitmapQuery:
         return int(_evaluate(self, "count"))
 
     def __contains__(self, user_id: object) -> bool:
-        client = get_redis_connection()
-        offset = lookup_offset(client, user_id)
-        if offset is None:
-            return False
-        return _member(self, _leaf_bits(client, self, offset))
+        bits = read_bits(get_redis_connection(), user_id, [leaf.keys for leaf in self.leaves()])
+        return bits is not None and _member(self, bits)
 
     def __bool__(self) -> bool:
         raise TypeError("A bitmap query has no truth value; use .count() or `user_id in query`.")
@@ -467,18 +531,6 @@ def _copy_bitmap(client: RedisClient, source: str, target: str, *, sparse: bool)
         client.set(target, value, px=TEMP_TTL_MS)
 
 
-def _leaf_bits(client: RedisClient, query: BitmapQuery, offset: int) -> list[bool]:
-    """``offset``'s bit in each leaf (the OR of GETBIT over its keys): one pipelined round trip
-    on a single node (one per node on a cluster), no BITOP, no temporary key, no copy."""
-    leaves = query.leaves()
-    pipe = client.pipeline(transaction=False)
-    for leaf in leaves:
-        for key in leaf.keys:
-            pipe.getbit(key, offset)
-    bits = iter(pipe.execute())
-    return [any([bool(next(bits)) for _ in leaf.keys]) for leaf in leaves]
-
-
 def _member(node: BitmapQuery, bits: list[bool]) -> bool:
     """Evaluate the query tree on one user's leaf bits (consumed left to right)."""
     stream = iter(bits)
@@ -621,6 +673,8 @@ class UniqueBitmap:
         mapped: str | None = None
         if isinstance(value, int):
             offset: int | None = value
+            if not inline:
+                check_int_kind(client)
         else:
             offset = id_cache.get(client, value)
             if offset is None:
@@ -630,25 +684,28 @@ class UniqueBitmap:
                     offset = resolve_ids(client, [value], assign=True)[0]
         keys = [self.meta_key, self.gen_key, *(self.key(p) for p in periods),
                 *(self.index_key(p.name) for p in periods)]
-        if inline:
-            keys.append(catalogue_key(KIND))
+        if inline:  # the script checks the id kind (on the cluster: checked above)
+            keys += [catalogue_key(KIND), id_kind_key()]
         if mapped is not None:
             keys += id_map_keys()
         args: list[str | int | float] = [
             self.name, len(periods), int(inline), int(mapped is not None),
             mapped if mapped is not None else int(offset or 0), ",".join(self.periods),
-            generation_ttl_ms(),
+            generation_ttl_ms(), id_kind(value) if inline else "",
         ]
         for period in periods:
             args += [period.suffix, int(period.start_ts), period.end_ts]
-        call = ScriptCall(script("bitmap_mark"), keys, args, after=self._after_mark(mapped))
+        call = ScriptCall(script("bitmap_mark"), keys, args,
+                          after=self._after_mark(mapped, id_kind(value)))
         if batch is not None:
             batch.add(call)
         else:
             run_calls(client, [call])
 
-    def _after_mark(self, mapped: str | None) -> Any:
+    def _after_mark(self, mapped: str | None, kind: str) -> Any:
         def after(client: RedisClient, reply: Any) -> None:
+            if int(reply[0]) == -1:
+                raise mixed_ids_error(reply[1], kind)
             unlisted, offset = int(reply[0]), int(reply[1])
             if mapped is not None:
                 id_cache.put(client, mapped, offset)
@@ -684,9 +741,8 @@ class UniqueBitmap:
     def contains(self, user_id: object, period: str | Period, when: When = None) -> bool:
         """Whether ``user_id`` was marked in the ``period`` holding ``when``."""
         key = self.key(self._period(period, when))
-        client = get_redis_connection()
-        offset = lookup_offset(client, user_id)
-        return offset is not None and bool(client.getbit(key, offset))
+        bits = read_bits(get_redis_connection(), user_id, [[key]])
+        return bits is not None and bits[0]
 
     def query(self, period: str | Period, when: When = None) -> PeriodUnion:
         """The users of one period, as a query to combine with others."""

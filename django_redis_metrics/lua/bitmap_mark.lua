@@ -6,19 +6,36 @@
 -- KEYS[3..n+2]     one bitmap per period
 -- KEYS[n+3..2n+2]  one index sorted set per period (period suffix scored by its start)
 -- KEYS[2n+3]       the catalogue, when ARGV[3] = 1 (single node only)
+-- KEYS[next]       the kind of user ids of the PREFIX, when ARGV[8] is not "" (single node only)
 -- KEYS[next 2]     the id mapping hash and its sequence, when ARGV[4] = 1 (single node only)
 -- ARGV[1]          bitmap name;  ARGV[2]  n, the number of periods
 -- ARGV[3]          1 when the catalogue key is given;  ARGV[4]  1 when the id must be mapped
 -- ARGV[5]          the bit offset, or the id to map when ARGV[4] = 1
 -- ARGV[6]          the periods as stored in meta (e.g. "day,week,month")
 -- ARGV[7]          TTL of the generation key (ms), at least the cache TTL
--- ARGV[8..]        per period: suffix, start, end (epoch seconds)
--- Returns {1 while the bitmap is not known to be listed (the caller lists it), the bit offset}.
+-- ARGV[8]          the kind of this id, "int" or "mapped", to check against (and record as) the
+--                  PREFIX's kind; "" when the caller checked it (Redis Cluster)
+-- ARGV[9..]        per period: suffix, start, end (epoch seconds)
+-- Returns {1 while the bitmap is not known to be listed (the caller lists it), the bit offset},
+-- or {-1, the PREFIX's kind} when this id is of the other kind (nothing written).
 local n = tonumber(ARGV[2])
 local has_catalogue = tonumber(ARGV[3])
 local offset = ARGV[5]
+local has_kind = 0
+if ARGV[8] ~= '' then
+    -- Integer ids and mapped ids (offsets 0, 1, ...) would collide: one kind per PREFIX.
+    has_kind = 1
+    local kind_key = KEYS[2 * n + 3 + has_catalogue]
+    local stored = redis.call('GET', kind_key)
+    if not stored then
+        redis.call('SET', kind_key, ARGV[8])
+    elseif stored ~= ARGV[8] then
+        return {-1, stored}
+    end
+end
 if tonumber(ARGV[4]) == 1 then
-    local map, seq = KEYS[2 * n + 3 + has_catalogue], KEYS[2 * n + 4 + has_catalogue]
+    local base = 2 * n + 3 + has_catalogue + has_kind
+    local map, seq = KEYS[base], KEYS[base + 1]
     offset = redis.call('HGET', map, ARGV[5])
     if not offset then
         offset = redis.call('INCR', seq) - 1
@@ -33,7 +50,7 @@ local now = tonumber(time[1]) + tonumber(time[2]) / 1000000
 local late = false
 local unlisted = redis.call('HEXISTS', KEYS[1], 'listed') == 0
 for i = 1, n do
-    local arg = 8 + 3 * (i - 1)
+    local arg = 9 + 3 * (i - 1)
     redis.call('SETBIT', KEYS[2 + i], offset, 1)
     redis.call('ZADD', KEYS[2 + n + i], ARGV[arg + 1], ARGV[arg])
     if tonumber(ARGV[arg + 2]) <= now then
