@@ -817,7 +817,8 @@ class UniqueBitmap:
         marked again 1, 2, ... periods later (up to the last of ``periods`` periods).
 
         ``start`` is any instant of the first period (default: ``periods - 1`` periods ago).
-        One script call per row, each a bounded number of BITOP AND + BITCOUNT.
+        A script call per row (per ``MAX_SCRIPT_SOURCES`` keys of a row), each BITOP AND +
+        BITCOUNT over a bounded number of keys.
         """
         if isinstance(periods, bool) or not isinstance(periods, int) or periods < 1:
             raise ValueError(f"periods must be a positive int, not {periods!r}.")
@@ -826,11 +827,19 @@ class UniqueBitmap:
         sequence = [first.shift(i) for i in range(periods)]
         client = get_redis_connection()
         rows = []
+        step = MAX_SCRIPT_SOURCES - 1
         for i in range(periods):
-            keys = [self.key(p) for p in sequence[i:]]
+            head, later = self.key(sequence[i]), [self.key(p) for p in sequence[i + 1:]]
             temp = temp_key(KIND, self.name, f"cohort:{uuid.uuid4().hex}")
-            answer = script("bitmap_cohort")(client, [*keys, temp], [TEMP_TTL_MS])
-            rows.append([int(v) for v in answer])
+            row: list[int] = []
+            for start in range(0, max(len(later), 1), step):
+                chunk = later[start:start + step]
+                answer = script("bitmap_cohort")(client, [head, *chunk, temp], [TEMP_TTL_MS])
+                row += [int(v) for v in answer][1 if row else 0:]
+                if row[0] == 0:
+                    row += [0] * (len(later) - len(row) + 1)
+                    break
+            rows.append(row)
         return rows
 
 

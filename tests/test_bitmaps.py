@@ -766,3 +766,20 @@ def test_int_and_mapped_ids_never_mix_in_one_prefix(paris: Any, first: str) -> N
     for user in ids[first]:
         assert active.contains(user, "day", 0) and user in active.day(0)
     assert active.count("day", 0) == 2
+
+
+def test_a_long_retention_table_is_built_in_bounded_steps(
+    paris: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(10)
+    active = UniqueBitmap("active", periods=("week",))
+    weeks = [Week.of(2024, 1, PARIS).shift(i) for i in range(70)]
+    users = [set(rng.sample(range(40), 10)) if i != 3 else set() for i in range(70)]
+    for week, members in zip(weeks, users, strict=True):
+        for user in members:
+            active.mark(user, week.start_ts + 3600)
+    sources = ScriptSources(monkeypatch)
+    table = active.cohort("week", start=weeks[0].start_ts, periods=70)
+    assert table == [[len(users[i] & users[j]) for j in range(i, 70)] for i in range(70)]
+    assert sources.most <= bitmaps.MAX_SCRIPT_SOURCES
+    assert_temp_keys_expire(paris)
