@@ -3,9 +3,11 @@
 ``mark`` sets the user's bit in the key of every configured period (write-time fan-out, as in
 bitmapist), so the count of a day, an ISO week or a month is a single BITCOUNT. Ranges and
 combinations are lazy :class:`BitmapQuery` trees evaluated by one Lua script with BITOP and
-BITCOUNT/GETBIT: nothing is pulled into Python. A range is covered by the fewest period keys
-(whole months, then whole ISO weeks, then days), and the union of periods that are over is cached
-under a key with a TTL. Temporary keys are always written with a TTL in the same script.
+BITCOUNT/GETBIT: nothing is pulled into Python. A script call reads at most
+``MAX_SCRIPT_SOURCES`` source keys; longer unions are built beforehand in bounded steps. A range
+is covered by the fewest period keys (whole months, then whole ISO weeks, then days), and the
+union of periods that are over is cached under a key with a TTL. Temporary keys are always
+written with a TTL in the same script.
 
 On Redis Cluster each bitmap's keys share one hash tag, so a query over one bitmap is one script
 in one slot. A query combining bitmaps copies each foreign operand into the first bitmap's slot
@@ -23,6 +25,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, ClassVar
+
+from redis.exceptions import ResponseError
 
 from . import catalogue
 from .batch import Batch, ScriptCall, run_calls
@@ -53,6 +57,15 @@ MAX_ID_LENGTH = 512
 ID_CACHE_SIZE = 100_000
 #: TTL of temporary BITOP results: they are deleted by the script that makes them, this is a net.
 TEMP_TTL_MS = 60_000
+#: At most this many source keys per script call ("nothing blocks Redis for long"): a query
+#: reading more is built in steps (``bitmap_union.lua``), its longest unions first.
+MAX_SCRIPT_SOURCES = 32
+#: Builds of a query whose prebuilt cached union went stale before it was read; the last one
+#: does not use the cache.
+BUILD_ATTEMPTS = 3
+#: A period is cached in ranges only once it ended this long ago (seconds), so marks stamped
+#: just before its end that reach Redis a little later (batches, clock skew) are never missed.
+CACHE_GRACE = 600
 DEFAULT_PERIODS = ("day", "week", "month")
 OPERATORS = ("AND", "OR", "XOR", "DIFF")
 
@@ -66,25 +79,47 @@ class _IdCache:
     def __init__(self, size: int = ID_CACHE_SIZE) -> None:
         self.size = size
         self._data: OrderedDict[tuple[str, str, str], int] = OrderedDict()
+        self._int_scopes: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
     @staticmethod
-    def _scope() -> tuple[str, str]:
-        return conf.CONNECTION, conf.PREFIX
+    def _scope(client: RedisClient) -> tuple[str, str]:
+        return server_identity(client), conf.PREFIX
 
-    def get(self, user_id: str) -> int | None:
+    def get(self, client: RedisClient, user_id: str) -> int | None:
         with self._lock:
-            return self._data.get((*self._scope(), user_id))
+            return self._data.get((*self._scope(client), user_id))
 
-    def put(self, user_id: str, offset: int) -> None:
+    def put(self, client: RedisClient, user_id: str, offset: int) -> None:
         with self._lock:
-            self._data[(*self._scope(), user_id)] = offset
+            self._data[(*self._scope(client), user_id)] = offset
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
+
+    def holds_ints(self, client: RedisClient) -> bool:
+        """Whether this server's PREFIX is known to hold integer ids (checked on the cluster)."""
+        with self._lock:
+            return self._scope(client) in self._int_scopes
+
+    def set_holds_ints(self, client: RedisClient) -> None:
+        with self._lock:
+            self._int_scopes.add(self._scope(client))
 
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
+            self._int_scopes.clear()
+
+
+def server_identity(client: RedisClient) -> str:
+    """The server a client talks to (host, port, db or socket; a cluster's seed nodes), not the
+    setting that named it: a ``CACHES`` alias whose ``LOCATION`` changes is another server."""
+    if is_cluster(client):
+        nodes = client.nodes_manager.startup_nodes  # type: ignore[union-attr]
+        return "cluster:" + ",".join(sorted(nodes))
+    kwargs = client.connection_pool.connection_kwargs  # type: ignore[union-attr]
+    where = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+    return f"{where}/{kwargs.get('db', 0)}"
 
 
 id_cache = _IdCache()
@@ -119,29 +154,85 @@ def id_map_keys() -> list[str]:
     return [metric_key(ID_KIND, ID_NAME, "map"), metric_key(ID_KIND, ID_NAME, "seq")]
 
 
+def id_kind_key() -> str:
+    """The kind of user ids the PREFIX holds: "int" or "mapped", set by the first mark."""
+    return metric_key(ID_KIND, ID_NAME, "kind")
+
+
+def id_kind(value: int | str) -> str:
+    return "int" if isinstance(value, int) else "mapped"
+
+
+def mixed_ids_error(stored: bytes | str, attempted: str) -> ValueError:
+    """Integer ids and mapped ids (offsets 0, 1, ...) would collide: one kind per PREFIX."""
+    names = {"int": "integer user ids (bit offsets)", "mapped": "str/UUID user ids (mapped)"}
+    held = to_str(stored)
+    return ValueError(
+        f"PREFIX {conf.PREFIX!r} holds {names.get(held, held)}; marking {names[attempted]} "
+        "would make users collide (mapped offsets start at 0). Use one kind of user id per "
+        "PREFIX: pass integer ids as str to have them mapped, or use another PREFIX."
+    )
+
+
+def check_int_kind(client: RedisClient) -> None:
+    """Redis Cluster: record (or check) that the PREFIX holds integer ids, once per process.
+
+    The kind key lives in the mapping's slot, out of reach of the mark script.
+    """
+    if id_cache.holds_ints(client):
+        return
+    pipe = client.pipeline(transaction=False)
+    pipe.setnx(id_kind_key(), "int")
+    pipe.get(id_kind_key())
+    stored = pipe.execute()[1]
+    if to_str(stored) != "int":
+        raise mixed_ids_error(stored, "int")
+    id_cache.set_holds_ints(client)
+
+
 def resolve_ids(
     client: RedisClient, ids: Sequence[str], *, assign: bool
 ) -> list[int | None]:
     """Offsets of mapped ids (from the cache, else one script call); ``None`` if unknown."""
-    offsets: list[int | None] = [id_cache.get(i) for i in ids]
+    offsets: list[int | None] = [id_cache.get(client, i) for i in ids]
     missing = [i for i, offset in zip(ids, offsets, strict=True) if offset is None]
     if missing:
-        answer = script("bitmap_ids")(client, id_map_keys(), ["1" if assign else "0", *missing])
+        answer = script("bitmap_ids")(client, [*id_map_keys(), id_kind_key()],
+                                      ["1" if assign else "0", *missing])
+        if answer and int(answer[0]) == -2:
+            raise mixed_ids_error(answer[1], "mapped")
         found = dict(zip(missing, (int(v) for v in answer), strict=True))
         for user_id, offset in found.items():
             if offset >= 0:
-                id_cache.put(user_id, offset)
+                id_cache.put(client, user_id, offset)
         offsets = [o if o is not None else (found[i] if found[i] >= 0 else None)
                    for i, o in zip(ids, offsets, strict=True)]
     return offsets
 
 
-def lookup_offset(client: RedisClient, user_id: object) -> int | None:
-    """The bit offset of ``user_id`` without assigning one; ``None`` for an unmapped id."""
+def read_bits(client: RedisClient, user_id: object, groups: list[list[str]]) -> list[bool] | None:
+    """``user_id``'s bit in each group of keys (the OR within a group): one pipelined round trip
+    on a single node (one per node on a cluster), no BITOP. ``None`` when the user cannot have
+    been marked: an unmapped str/UUID id, or an int id where the PREFIX holds mapped ids."""
     value = normalize_id(user_id)
     if isinstance(value, int):
-        return value
-    return resolve_ids(client, [value], assign=False)[0]
+        offset = value
+    else:
+        found = resolve_ids(client, [value], assign=False)[0]
+        if found is None:
+            return None
+        offset = found
+    pipe = client.pipeline(transaction=False)
+    for group in groups:
+        for key in group:
+            pipe.getbit(key, offset)
+    if isinstance(value, int):
+        pipe.get(id_kind_key())
+    replies = iter(pipe.execute())
+    bits = [any([bool(next(replies)) for _ in group]) for group in groups]
+    if isinstance(value, int) and to_str(next(replies) or b"") == "mapped":
+        return None
+    return bits
 
 
 # Queries
@@ -174,11 +265,8 @@ class BitmapQuery:
         return int(_evaluate(self, "count"))
 
     def __contains__(self, user_id: object) -> bool:
-        client = get_redis_connection()
-        offset = lookup_offset(client, user_id)
-        if offset is None:
-            return False
-        return bool(int(_evaluate(self, "getbit", offset, client=client)))
+        bits = read_bits(get_redis_connection(), user_id, [leaf.keys for leaf in self.leaves()])
+        return bits is not None and _member(self, bits)
 
     def __bool__(self) -> bool:
         raise TypeError("A bitmap query has no truth value; use .count() or `user_id in query`.")
@@ -204,6 +292,11 @@ class PeriodUnion(BitmapQuery):
         digest = hashlib.sha1("\0".join(self.keys).encode()).hexdigest()[:24]
         return temp_key(KIND, self.bitmap.name, f"cache:{digest}")
 
+    @property
+    def stamp_key(self) -> str:
+        """The generation the cached union was built under (see ``UniqueBitmap.gen_key``)."""
+        return f"{self.cache_key}:gen"
+
     def __repr__(self) -> str:
         parts = ", ".join(p.key_part for p in self.periods) or "nothing"
         return f"<{self.bitmap.name}: {parts}>"
@@ -221,6 +314,24 @@ class Operation(BitmapQuery):
     def __repr__(self) -> str:
         symbol = {"AND": "&", "OR": "|", "XOR": "^", "DIFF": "-"}[self.op]
         return f"({self.left!r} {symbol} {self.right!r})"
+
+
+@dataclass(frozen=True, eq=False)
+class _Prebuilt(BitmapQuery):
+    """A union built beforehand into the temporary ``key``, in steps of bounded size.
+
+    ``state`` is "built", "empty" (no source existed) or "skip" (its cached union was valid,
+    nothing was built); ``generation`` is the bitmap's generation the build started under.
+    """
+
+    union: PeriodUnion
+    key: str
+    cached: bool
+    generation: str
+    state: str
+
+    def leaves(self) -> list[PeriodUnion]:
+        return []
 
 
 @dataclass(frozen=True, eq=False)
@@ -265,11 +376,22 @@ class _Program:
             if len(keys) == 1:
                 self.code += ["K", self.key(keys[0])]
                 return
-            cached = node.cacheable and conf.BITMAP_CACHE_TTL > 0
-            dest = self.key(node.cache_key) if cached else self.temp()
-            self.code += ["U", dest, int(cached), len(keys), *(self.key(k) for k in keys)]
+            sources = [self.key(k) for k in keys]
+            if node.cacheable and conf.BITMAP_CACHE_TTL > 0:
+                self.code += ["C", self.key(node.cache_key), self.key(node.stamp_key),
+                              self.key(node.bitmap.gen_key), len(keys), *sources]
+            else:
+                self.code += ["U", self.temp(), len(keys), *sources]
         elif isinstance(node, _Copied):
             self.code += ["T", self.key(node.key)]
+        elif isinstance(node, _Prebuilt):
+            if node.cached:
+                union = node.union
+                self.code += ["S", self.key(union.cache_key), self.key(union.stamp_key),
+                              self.key(union.bitmap.gen_key), self.key(node.key),
+                              node.generation, node.state]
+            else:
+                self.code += ["B", self.key(node.key), int(node.state == "built")]
         elif isinstance(node, Operation):
             self.emit(node.left)
             self.emit(node.right)
@@ -281,11 +403,74 @@ class _Program:
 def _run_program(
     client: RedisClient, node: BitmapQuery, home: str, mode: str, offset: int = 0
 ) -> Any:
-    program = _Program(home)
-    program.emit(node)
+    """Evaluate ``node`` with ``bitmap_query.lua``, reading at most ``MAX_SCRIPT_SOURCES``
+    source keys per script call: longer unions are built beforehand in bounded steps."""
     cache_ttl = max(conf.BITMAP_CACHE_TTL, 1) * 1000
-    args = [TEMP_TTL_MS, cache_ttl, mode, offset, *program.code]
-    return script("bitmap_query")(client, program.keys, args)
+    for attempt in range(BUILD_ATTEMPTS):
+        staged, built = _prebuild(client, node, use_cache=attempt < BUILD_ATTEMPTS - 1)
+        program = _Program(home)
+        program.emit(staged)
+        args = [TEMP_TTL_MS, cache_ttl, mode, offset, *program.code]
+        try:
+            return script("bitmap_query")(client, program.keys, args)
+        except ResponseError as exc:
+            if not str(exc).startswith("BITMAPSTALE") or attempt == BUILD_ATTEMPTS - 1:
+                raise
+            for key in built:  # the script deleted those it reached; these expire anyway
+                client.unlink(key)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _prebuild(
+    client: RedisClient, node: BitmapQuery, *, use_cache: bool
+) -> tuple[BitmapQuery, list[str]]:
+    """Build the longest unions of ``node`` beforehand until the rest reads at most
+    ``MAX_SCRIPT_SOURCES`` keys; returns the new tree and the temporary keys built."""
+    leaves = node.leaves()
+    total = sum(len(leaf.periods) for leaf in leaves)
+    chosen: dict[int, PeriodUnion] = {}
+    for leaf in sorted(leaves, key=lambda u: len(u.periods), reverse=True):
+        if total <= MAX_SCRIPT_SOURCES or len(leaf.periods) < 2:
+            break
+        if id(leaf) not in chosen:
+            chosen[id(leaf)] = leaf
+            total -= sum(len(u.periods) - 1 for u in leaves if u is leaf)
+    if not chosen:
+        return node, []
+    built: dict[int, _Prebuilt] = {}
+
+    def replace(n: BitmapQuery) -> BitmapQuery:
+        if isinstance(n, Operation):
+            return Operation(n.op, replace(n.left), replace(n.right))
+        if isinstance(n, PeriodUnion) and id(n) in chosen:
+            if id(n) not in built:
+                built[id(n)] = _build_union(client, n, use_cache=use_cache)
+            return built[id(n)]
+        return n
+
+    return replace(node), [b.key for b in built.values()]
+
+
+def _build_union(client: RedisClient, union: PeriodUnion, *, use_cache: bool) -> _Prebuilt:
+    """OR ``union``'s keys into a temporary key (with a TTL), ``MAX_SCRIPT_SOURCES`` keys per
+    script call; a cached union that is still valid is not built at all."""
+    keys = union.keys
+    temp = temp_key(KIND, union.bitmap.name, f"pre:{uuid.uuid4().hex}")
+    cached = use_cache and union.cacheable and conf.BITMAP_CACHE_TTL > 0
+    generation, present = "", 0
+    for step, start in enumerate(range(0, len(keys), MAX_SCRIPT_SOURCES)):
+        check = [union.cache_key, union.stamp_key, union.bitmap.gen_key] if cached and not step \
+            else []
+        answer = script("bitmap_union")(
+            client, [temp, *check, *keys[start:start + MAX_SCRIPT_SOURCES]],
+            [TEMP_TTL_MS, int(step > 0), int(bool(check))],
+        )
+        if not step:
+            generation = to_str(answer[1])
+        if int(answer[0]) == 1:
+            return _Prebuilt(union, temp, cached, generation, "skip")
+        present += int(answer[2])
+    return _Prebuilt(union, temp, cached, generation, "built" if present else "empty")
 
 
 def _evaluate(
@@ -344,6 +529,26 @@ def _copy_bitmap(client: RedisClient, source: str, target: str, *, sparse: bool)
     value = client.get(source)
     if value is not None:
         client.set(target, value, px=TEMP_TTL_MS)
+
+
+def _member(node: BitmapQuery, bits: list[bool]) -> bool:
+    """Evaluate the query tree on one user's leaf bits (consumed left to right)."""
+    stream = iter(bits)
+
+    def walk(n: BitmapQuery) -> bool:
+        if isinstance(n, PeriodUnion):
+            return next(stream)
+        if isinstance(n, Operation):
+            a, b = walk(n.left), walk(n.right)
+            return {"AND": a and b, "OR": a or b, "XOR": a != b, "DIFF": a and not b}[n.op]
+        raise TypeError(f"Not a bitmap query: {n!r}")  # pragma: no cover
+
+    return walk(node)
+
+
+def generation_ttl_ms() -> int:
+    """A generation outlives every union cached under the one before it."""
+    return (max(conf.BITMAP_CACHE_TTL, 86400) + 60) * 1000
 
 
 # The model
@@ -429,6 +634,12 @@ class UniqueBitmap:
     def meta_key(self) -> str:
         return metric_key(KIND, self.name, "meta")
 
+    @property
+    def gen_key(self) -> str:
+        """The generation of cached unions: changed (never deleted; it expires after the cache
+        TTL) by ``delete``, by the cleaner and by a mark into a period that is over."""
+        return metric_key(KIND, self.name, "gen")
+
     def index_key(self, period_name: str) -> str:
         """The sorted set of this bitmap's periods of one kind, scored by their start."""
         return metric_key(KIND, self.name, "index", period_name)
@@ -455,43 +666,49 @@ class UniqueBitmap:
         """
         value = normalize_id(user_id)
         timestamp = to_timestamp(when)
+        zone = get_zone()
+        periods = [period_class(name).containing(timestamp, zone) for name in self.periods]
         client = get_redis_connection()
         inline = catalogue.inline_catalogue(client)
         mapped: str | None = None
         if isinstance(value, int):
             offset: int | None = value
+            if not inline:
+                check_int_kind(client)
         else:
-            offset = id_cache.get(value)
+            offset = id_cache.get(client, value)
             if offset is None:
                 if inline:
                     mapped = value
                 else:
                     offset = resolve_ids(client, [value], assign=True)[0]
-        zone = get_zone()
-        periods = [period_class(name).containing(timestamp, zone) for name in self.periods]
-        keys = [self.meta_key, *(self.key(p) for p in periods),
+        keys = [self.meta_key, self.gen_key, *(self.key(p) for p in periods),
                 *(self.index_key(p.name) for p in periods)]
-        if inline:
-            keys.append(catalogue_key(KIND))
+        if inline:  # the script checks the id kind (on the cluster: checked above)
+            keys += [catalogue_key(KIND), id_kind_key()]
         if mapped is not None:
             keys += id_map_keys()
         args: list[str | int | float] = [
             self.name, len(periods), int(inline), int(mapped is not None),
             mapped if mapped is not None else int(offset or 0), ",".join(self.periods),
+            generation_ttl_ms(), id_kind(value) if inline else "",
         ]
         for period in periods:
-            args += [period.suffix, int(period.start_ts)]
-        call = ScriptCall(script("bitmap_mark"), keys, args, after=self._after_mark(mapped))
+            args += [period.suffix, int(period.start_ts), period.end_ts]
+        call = ScriptCall(script("bitmap_mark"), keys, args,
+                          after=self._after_mark(mapped, id_kind(value)))
         if batch is not None:
             batch.add(call)
         else:
             run_calls(client, [call])
 
-    def _after_mark(self, mapped: str | None) -> Any:
+    def _after_mark(self, mapped: str | None, kind: str) -> Any:
         def after(client: RedisClient, reply: Any) -> None:
+            if int(reply[0]) == -1:
+                raise mixed_ids_error(reply[1], kind)
             unlisted, offset = int(reply[0]), int(reply[1])
             if mapped is not None:
-                id_cache.put(mapped, offset)
+                id_cache.put(client, mapped, offset)
             if unlisted and not catalogue.inline_catalogue(client):
                 catalogue.confirm_listed(client, KIND, self.name, self.meta_key)
 
@@ -507,7 +724,11 @@ class UniqueBitmap:
                 if not members:
                     break
                 keys = [metric_key(KIND, self.name, name, m) for m in members]
-                script("bitmap_drop")(client, [index, *keys], members)
+                script("bitmap_drop")(client, [index, self.gen_key, *keys],
+                                      [generation_ttl_ms(), *members])
+        # A new generation even with no period left, so no cached union is ever used again.
+        script("bitmap_drop")(client, [self.index_key("day"), self.gen_key],
+                              [generation_ttl_ms()])
         client.delete(self.meta_key)
         catalogue.unregister(client, KIND, self.name, self.meta_key)
 
@@ -520,9 +741,8 @@ class UniqueBitmap:
     def contains(self, user_id: object, period: str | Period, when: When = None) -> bool:
         """Whether ``user_id`` was marked in the ``period`` holding ``when``."""
         key = self.key(self._period(period, when))
-        client = get_redis_connection()
-        offset = lookup_offset(client, user_id)
-        return offset is not None and bool(client.getbit(key, offset))
+        bits = read_bits(get_redis_connection(), user_id, [[key]])
+        return bits is not None and bits[0]
 
     def query(self, period: str | Period, when: When = None) -> PeriodUnion:
         """The users of one period, as a query to combine with others."""
@@ -548,9 +768,9 @@ class UniqueBitmap:
         """
         days = list(days_between(start, end))
         cover = self._cover(days)
-        now = to_timestamp(None)
-        over = tuple(p for p in cover if p.is_over(now))
-        running = tuple(p for p in cover if not p.is_over(now))
+        settled = to_timestamp(None) - CACHE_GRACE
+        over = tuple(p for p in cover if p.is_over(settled))
+        running = tuple(p for p in cover if not p.is_over(settled))
         parts = [PeriodUnion(self, chunk, cacheable=cache) for chunk, cache in
                  ((over, True), (running, False)) if chunk]
         query: BitmapQuery = parts[0]
@@ -597,7 +817,8 @@ class UniqueBitmap:
         marked again 1, 2, ... periods later (up to the last of ``periods`` periods).
 
         ``start`` is any instant of the first period (default: ``periods - 1`` periods ago).
-        One script call per row, each a bounded number of BITOP AND + BITCOUNT.
+        A script call per row (per ``MAX_SCRIPT_SOURCES`` keys of a row), each BITOP AND +
+        BITCOUNT over a bounded number of keys.
         """
         if isinstance(periods, bool) or not isinstance(periods, int) or periods < 1:
             raise ValueError(f"periods must be a positive int, not {periods!r}.")
@@ -606,11 +827,19 @@ class UniqueBitmap:
         sequence = [first.shift(i) for i in range(periods)]
         client = get_redis_connection()
         rows = []
+        step = MAX_SCRIPT_SOURCES - 1
         for i in range(periods):
-            keys = [self.key(p) for p in sequence[i:]]
+            head, later = self.key(sequence[i]), [self.key(p) for p in sequence[i + 1:]]
             temp = temp_key(KIND, self.name, f"cohort:{uuid.uuid4().hex}")
-            answer = script("bitmap_cohort")(client, [*keys, temp], [TEMP_TTL_MS])
-            rows.append([int(v) for v in answer])
+            row: list[int] = []
+            for start in range(0, max(len(later), 1), step):
+                chunk = later[start:start + step]
+                answer = script("bitmap_cohort")(client, [head, *chunk, temp], [TEMP_TTL_MS])
+                row += [int(v) for v in answer][1 if row else 0:]
+                if row[0] == 0:
+                    row += [0] * (len(later) - len(row) + 1)
+                    break
+            rows.append(row)
         return rows
 
 
@@ -636,9 +865,12 @@ def validate_cache_ttl(value: object) -> int:
 
 
 def retention_cutoff(period_name: str, keep: int, now: float) -> float:
-    """The start of the oldest period kept: ``keep`` periods counting the current one."""
+    """The start of the oldest period kept: ``keep`` periods counting the current one.
+
+    Never after the current period's start, whatever ``keep`` says: the running period is kept.
+    """
     current = period_class(period_name).containing(now)
-    return current.shift(-(keep - 1)).start_ts
+    return current.shift(-(max(keep, 1) - 1)).start_ts
 
 
 def clean_bitmaps(
@@ -657,9 +889,13 @@ def clean_bitmaps(
     """
     from .cleanup import CleanupReport  # cleanup imports this module to register the cleaner
 
+    try:
+        retention = validate_retention(conf.BITMAP_RETENTION)
+    except (TypeError, ValueError) as exc:
+        # The system check reports this too, but call_command/clean_all/run_loop skip checks.
+        raise type(exc)(f"BITMAP_RETENTION: {exc}") from exc
     client = client or get_redis_connection()
     timestamp = to_timestamp(now, "now")
-    retention = conf.BITMAP_RETENTION
     cutoffs = {p: retention_cutoff(p, retention[p], timestamp) for p in PERIOD_NAMES}
     report = CleanupReport(KIND, dry_run=dry_run)
     for name in catalogue.names(client, KIND):
@@ -694,7 +930,8 @@ def _drop_before(
         if not members:
             return removed
         keys = [metric_key(KIND, bitmap.name, period_name, m) for m in members]
-        script("bitmap_drop")(client, [index, *keys], members)
+        script("bitmap_drop")(client, [index, bitmap.gen_key, *keys],
+                              [generation_ttl_ms(), *members])
         removed += len(members)
 
 

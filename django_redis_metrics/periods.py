@@ -37,11 +37,14 @@ def get_zone(tz: tzinfo | str | None = None) -> tzinfo:
 def _midnight(day: date, tz: tzinfo) -> datetime:
     """The first instant of ``day`` in ``tz`` (later than 00:00 where midnight is skipped)."""
     start = datetime.combine(day, time(0), tzinfo=tz)
-    # A skipped midnight (a DST jump at 00:00) round-trips to the previous day; take the first
-    # wall-clock time that exists instead.
+    # A skipped midnight (a DST jump at 00:00, e.g. America/Santiago) needs nothing: Python reads
+    # the missing 00:00 (fold=0) with the offset before the jump, so its timestamp is already the
+    # day's first instant (01:00 after the jump); the datetime keeps the 00:00 wall time, and
+    # keys use the date only. The round trip leaves the day only for a date the zone skips
+    # entirely (Pacific/Apia 2011-12-30, which has no instant): it is then the next day.
     roundtrip = datetime.fromtimestamp(start.timestamp(), tz)
     if roundtrip.date() != day:
-        start = datetime.fromtimestamp(start.timestamp() + 3600, tz)
+        start = roundtrip
     return start
 
 
@@ -146,23 +149,63 @@ class Period:
         return self.suffix
 
 
+def _wall_hour(ts: float, tz: tzinfo) -> tuple[date, int, timedelta | None]:
+    """What names the hour holding ``ts``: local date, local hour and UTC offset."""
+    local = datetime.fromtimestamp(ts, tz)
+    return local.date(), local.hour, local.utcoffset()
+
+
+def _first_change(lo: float, hi: float, tz: tzinfo) -> float:
+    """The first whole second in ``(lo, hi]`` whose wall hour differs from ``lo``'s (``hi``'s
+    does); a bisection, used only when a UTC offset change falls inside an hour."""
+    key = _wall_hour(lo, tz)
+    low, high = int(lo), int(hi)
+    while high - low > 1:
+        mid = (low + high) // 2
+        if _wall_hour(mid, tz) == key:
+            low = mid
+        else:
+            high = mid
+    return float(high)
+
+
 class Hour(Period):
-    """A wall-clock hour; the repeated autumn hour is two periods (told apart by UTC offset)."""
+    """A wall-clock hour: the instants sharing local date, hour and UTC offset.
+
+    The repeated autumn hour is two periods (told apart by UTC offset), and where an offset change
+    is not a whole hour (Australia/Lord_Howe's 30-minute DST) an hour may be 30 or 90 minutes
+    long: it then starts or ends at the change, and a start that is not at :00 shows its minute
+    in the key (``2023-04-02T0130+1030``).
+    """
 
     name = "hour"
     @classmethod
     def _start_of(cls, local: datetime) -> datetime:
-        start = local.replace(minute=0, second=0, microsecond=0)
-        # Keep the offset of the instant itself (fold), so 02:30+01:00 maps to 02:00+01:00.
-        elapsed = (local - start).total_seconds()
-        return datetime.fromtimestamp(local.timestamp() - elapsed, local.tzinfo)
+        tz = local.tzinfo
+        assert tz is not None
+        ts = local.timestamp()
+        key = _wall_hour(ts, tz)
+        # Back to :00 of the same wall hour; if the offset changed on the way, the hour began
+        # at the change.
+        candidate = ts - (local.minute * 60 + local.second + local.microsecond / 1e6)
+        if _wall_hour(candidate, tz) != key:
+            candidate = _first_change(candidate, ts, tz)
+        return datetime.fromtimestamp(candidate, tz)
 
     @cached_property
     def end(self) -> datetime:
-        return datetime.fromtimestamp(self.start_ts + 3600, self.tz)
+        """The start of the next wall-clock hour (an offset change may come first)."""
+        key = _wall_hour(self.start_ts, self.tz)
+        candidate = self.start_ts + 3600 - (self.start.minute * 60 + self.start.second)
+        if _wall_hour(candidate - 1, self.tz) != key:
+            # An offset change inside the hour: the next hour starts at the change.
+            candidate = _first_change(self.start_ts, candidate - 1, self.tz)
+        return datetime.fromtimestamp(candidate, self.tz)
 
     @property
     def suffix(self) -> str:
+        if self.start.minute or self.start.second:
+            return self.start.strftime("%Y-%m-%dT%H%M%z")
         return self.start.strftime("%Y-%m-%dT%H%z")
 
 

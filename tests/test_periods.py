@@ -151,3 +151,34 @@ def test_period_names_are_checked():
 def test_naive_datetimes_are_refused():
     with pytest.raises(ValueError, match="aware"):
         Day.containing(datetime(2026, 1, 1) + timedelta(hours=1))
+
+
+def test_lord_howe_half_hour_dst_hours_tile_with_distinct_keys():
+    # Australia/Lord_Howe moves its clocks by 30 minutes: 02:00 -> 02:30 in October, and
+    # 02:00 -> 01:30 in April. Hours must tile time and never share a key.
+    zone = "Australia/Lord_Howe"
+    for start in (datetime(2023, 9, 30, 20, tzinfo=UTC), datetime(2024, 4, 6, 10, tzinfo=UTC)):
+        hour = Hour.containing(start, zone)
+        seen: dict[str, float] = {}
+        for _ in range(12):
+            assert hour.suffix not in seen, hour.suffix
+            seen[hour.suffix] = hour.start_ts
+            assert hour.end_ts > hour.start_ts
+            for offset in (0.0, (hour.end_ts - hour.start_ts) / 2, hour.end_ts - hour.start_ts - 1):
+                assert Hour.containing(hour.start_ts + offset, zone) == hour
+            following = hour.next
+            assert following.start_ts == hour.end_ts and following.prev == hour
+            hour = following
+    october = Hour.containing(datetime(2023, 9, 30, 15, 45, tzinfo=UTC), zone)  # 02:45 (+11)
+    assert october.suffix == "2023-10-01T0230+1100"
+    assert october.end_ts - october.start_ts == 1800
+    april = Hour.containing(datetime(2024, 4, 6, 15, 10, tzinfo=UTC), zone)  # 01:40 (+10:30)
+    assert april.suffix == "2024-04-07T0130+1030"
+    assert april.prev.suffix == "2024-04-07T01+1100" and april.next.suffix == "2024-04-07T02+1030"
+
+
+def test_a_date_the_zone_skips_is_the_next_day():
+    # Pacific/Apia skipped 2011-12-30 entirely; days still tile.
+    skipped = Day.of(date(2011, 12, 30), "Pacific/Apia")
+    before = Day.of(date(2011, 12, 29), "Pacific/Apia")
+    assert before.next.start_ts == before.end_ts and before.end_ts <= skipped.start_ts + 1
