@@ -42,6 +42,11 @@ TOTALS: tuple[tuple[str, int], ...] = (
 PER_PAGE = 100
 
 
+def current_time() -> float:
+    """Now, in epoch seconds (one place, so that tests can hold the clock still)."""
+    return time.time()
+
+
 def metrics_permission(view: ViewFunction) -> ViewFunction:
     """Refuse users without the ``view_metrics`` permission (superusers have it)."""
 
@@ -170,7 +175,7 @@ def counter_list(request: HttpRequest, context: dict[str, Any]) -> TemplateRespo
         names = [name for name in names if query.lower() in name.lower()]
     page = Paginator(names, PER_PAGE).get_page(request.GET.get("p"))
     counters = stored_counters(list(page.object_list))
-    now = time.time()
+    now = current_time()
     context.update(
         title="Counters",
         rows=counter_rows(counters, now),
@@ -204,14 +209,15 @@ def chosen_precision(request: HttpRequest, counter: Counter) -> int:
 
 def counter_payload(counter: Counter, precision: int) -> dict[str, Any]:
     """The zero-filled, epoch-aligned newest slices of one precision, for the chart."""
-    points = counter.recent(precision, min(CHART_POINTS, counter.samples))
+    now = current_time()
+    points = counter.recent(precision, min(CHART_POINTS, counter.samples), until=now)
     return {
         "name": counter.name,
         "precision": precision,
         "refresh": refresh_seconds(precision),
         "points": [[start, value] for start, value in points],
         "total": sum(value for _, value in points),
-        "generated": time.time(),
+        "generated": now,
     }
 
 
@@ -285,7 +291,7 @@ def series_payload(series: EventSeries, window: int, now: float) -> dict[str, An
 
 
 def event_series_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
-    now = time.time()
+    now = current_time()
     rows = []
     for series in EventSeries.objects.all():
         rows.append({
@@ -301,7 +307,7 @@ def event_series_list(request: HttpRequest, context: dict[str, Any]) -> Template
 def event_series_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     series = get_series(name_param(request))
     window = chosen_window(request)
-    now = time.time()
+    now = current_time()
     payload = series_payload(series, window, now)
     start = payload["points"][0][0]
     by_field = []
@@ -338,7 +344,7 @@ def event_series_detail(request: HttpRequest, context: dict[str, Any]) -> Templa
 
 def event_series_data(request: HttpRequest) -> JsonResponse:
     series = get_series(name_param(request))
-    return JsonResponse(series_payload(series, chosen_window(request), time.time()))
+    return JsonResponse(series_payload(series, chosen_window(request), current_time()))
 
 
 # Unique users (bitmaps)
@@ -370,7 +376,7 @@ def period_counts(bitmap: UniqueBitmap, now: float) -> dict[str, list[tuple[Peri
 
 
 def bitmap_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
-    now = time.time()
+    now = current_time()
     rows = []
     for bitmap in UniqueBitmap.objects.all():
         counts = {p: bitmap.count(p, now) for p in ("day", "week", "month") if p in bitmap.periods}
@@ -381,7 +387,7 @@ def bitmap_list(request: HttpRequest, context: dict[str, Any]) -> TemplateRespon
 
 def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     bitmap = get_bitmap(name_param(request))
-    now = time.time()
+    now = current_time()
     counts = period_counts(bitmap, now)
     charts = []
     for name, values in counts.items():

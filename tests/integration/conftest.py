@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 from redis.connection import AbstractConnection
 
-from django_redis_metrics import failopen, recorder
+from django_redis_metrics import failopen, recorder, views
 from django_redis_metrics.middleware import view_names
 
 MIDDLEWARE = [
@@ -29,6 +30,14 @@ def fresh_state() -> Iterator[None]:
     recorder.flush()
     failopen.reset_clients()
     view_names.clear()
+
+
+@pytest.fixture
+def frozen(monkeypatch: pytest.MonkeyPatch) -> float:
+    """The admin pages' clock held still: a minute or a day ending mid-test moves nothing."""
+    now = time.time()
+    monkeypatch.setattr(views, "current_time", lambda: now)
+    return now
 
 
 @pytest.fixture

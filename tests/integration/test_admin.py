@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -54,9 +53,9 @@ def client_for(user: User | None) -> Client:
 
 
 @pytest.fixture
-def admin_site(single: Any, settings: Any) -> Any:
+def admin_site(single: Any, settings: Any, frozen: float) -> Any:
     settings.ROOT_URLCONF = "tests.integration.urls"
-    Counter("hits", precisions=[1, 60, 3600, 86400]).incr(5)
+    Counter("hits", precisions=[1, 60, 3600, 86400]).incr(5, when=frozen)
     return settings
 
 
@@ -101,8 +100,8 @@ def test_section_is_in_the_admin_index_only_with_the_permission(admin_site: Any)
     assert url("countermetric", "changelist").encode() not in refused.content
 
 
-def test_counter_list_shows_sparklines_and_totals(admin_site: Any) -> None:
-    Counter("signups", precisions=[1, 60]).incr(2)
+def test_counter_list_shows_sparklines_and_totals(admin_site: Any, frozen: float) -> None:
+    Counter("signups", precisions=[1, 60]).incr(2, when=frozen)
     user = make_user("analyst", staff=True, permitted=True)
     response = client_for(user).get(url("countermetric", "changelist"))
     assert response.status_code == 200
@@ -114,7 +113,7 @@ def test_counter_list_shows_sparklines_and_totals(admin_site: Any) -> None:
     assert response.content.count(b'class="drm-sparkline"') == 2
 
 
-def test_counter_chart_and_its_json_endpoint(admin_site: Any) -> None:
+def test_counter_chart_and_its_json_endpoint(admin_site: Any, frozen: float) -> None:
     client = client_for(make_user("root", staff=True, permitted=False, superuser=True))
     page = client.get(url("countermetric", "chart") + "?name=hits&precision=1")
     assert page.status_code == 200
@@ -126,7 +125,7 @@ def test_counter_chart_and_its_json_endpoint(admin_site: Any) -> None:
     assert len(data["points"]) == 120  # zero-filled
     starts = [start for start, _ in data["points"]]
     assert all(start % 60 == 0 for start in starts)
-    assert starts == sorted(starts) and starts[-1] == int(time.time()) // 60 * 60
+    assert starts == sorted(starts) and starts[-1] == int(frozen) // 60 * 60
     assert data["total"] == 5
     assert client.get(url("countermetric", "data") + "?name=hits&precision=7").status_code == 404
     assert client.get(url("countermetric", "chart") + "?name=nothing").status_code == 404
@@ -148,10 +147,12 @@ def test_metric_names_are_escaped_everywhere(admin_site: Any) -> None:
     assert data["Content-Type"] == "application/json"
 
 
-def test_counter_pages_on_a_single_node_and_on_redis_cluster(backend: Any, settings: Any) -> None:
+def test_counter_pages_on_a_single_node_and_on_redis_cluster(
+    backend: Any, settings: Any, frozen: float
+) -> None:
     settings.ROOT_URLCONF = "tests.integration.urls"
     for name in ("a", "b", "c"):
-        Counter(name, precisions=[60, 3600]).incr(2)
+        Counter(name, precisions=[60, 3600]).incr(2, when=frozen)
     client = client_for(make_user("root", staff=True, permitted=False, superuser=True))
     listing = client.get(url("countermetric", "changelist"))
     assert [(row.name, row.totals) for row in listing.context["rows"]] == [

@@ -110,9 +110,9 @@ def analyst(single: Any, settings: Any) -> Client:
     return client_for(make_user("analyst", staff=True, permitted=True))
 
 
-def test_event_series_pages(analyst: Client) -> None:
+def test_event_series_pages(analyst: Client, frozen: float) -> None:
     orders = EventSeries("orders", index=["country"])
-    now = time.time()
+    now = frozen
     for i, country in enumerate(["FR", "FR", "DE"]):
         orders.record(when=now - 60 * i, country=country, total="9.90")
     listing = analyst.get(admin_url("eventseriesmetric", "changelist"))

@@ -87,8 +87,12 @@ async def async_buy(request: HttpRequest) -> HttpResponse:
     return HttpResponse("bought")
 
 
-@method_decorator(mark("subscribers", user=lambda request, response: request.GET.get("id")),
-                  name="get")
+def subscriber_id(request: HttpRequest, response: HttpResponse) -> int | None:
+    raw = request.GET.get("id", "")
+    return int(raw) if raw.isdigit() else None
+
+
+@method_decorator(mark("subscribers", user=subscriber_id), name="get")
 class Subscribe(View):
     def get(self, request: HttpRequest) -> HttpResponse:
         return HttpResponse("subscribed")
