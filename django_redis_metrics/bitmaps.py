@@ -917,6 +917,6 @@ def _retire(client: RedisClient, bitmap: UniqueBitmap) -> bool:
     keys = [bitmap.meta_key, *(bitmap.index_key(p) for p in PERIOD_NAMES)]
     if inline:
         keys.append(catalogue_key(KIND))
-    if int(script("bitmap_retire")(client, keys, [bitmap.name, int(inline)])) != 1:
+    if int(script("metric_retire")(client, keys, [bitmap.name, int(inline)])) != 1:
         return False
     return inline or catalogue.unregister(client, KIND, bitmap.name, bitmap.meta_key)
