@@ -21,7 +21,7 @@ import itertools
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, ClassVar
@@ -554,35 +554,6 @@ def generation_ttl_ms() -> int:
 # The model
 
 
-class UniqueBitmapManager:
-    """``UniqueBitmap.objects``: the bitmaps listed in the catalogue."""
-
-    def names(self) -> list[str]:
-        return list(catalogue.names(get_redis_connection(), KIND))
-
-    def all(self) -> list[UniqueBitmap]:
-        """Every known bitmap, with the periods its writers last used."""
-        client = get_redis_connection()
-        names = self.names()
-        if not names:
-            return []
-        pipe = client.pipeline(transaction=False)
-        for name in names:
-            pipe.hget(metric_key(KIND, name, "meta"), "periods")
-        return [
-            UniqueBitmap.from_meta(name, stored)
-            for name, stored in zip(names, pipe.execute(), strict=True)
-        ]
-
-    def get(self, name: str) -> UniqueBitmap:
-        """The bitmap ``name`` as stored; ``LookupError`` if nothing was ever marked in it."""
-        validate_name(name, "bitmap name")
-        stored = get_redis_connection().hget(metric_key(KIND, name, "meta"), "periods")
-        if stored is None:
-            raise LookupError(f"No bitmap named {name!r} holds data.")
-        return UniqueBitmap.from_meta(name, stored)
-
-
 def validate_periods(periods: object) -> tuple[str, ...]:
     """Known, distinct period names in canonical order (hour, day, week, month)."""
     if isinstance(periods, str | bytes) or not isinstance(periods, Iterable):
@@ -604,15 +575,21 @@ class UniqueBitmap:
     >>> (active.between(start, end) & premium.month(2026, 11)).count()
     """
 
-    objects: ClassVar[UniqueBitmapManager] = UniqueBitmapManager()
+    KIND: ClassVar[str] = KIND
+    LABEL: ClassVar[str] = "bitmap"
+    objects: ClassVar[catalogue.MetricManager[UniqueBitmap]] = catalogue.MetricManager()
 
     def __init__(self, name: str, periods: Sequence[str] = DEFAULT_PERIODS) -> None:
         self.name = validate_name(name, "bitmap name")
         self.periods = validate_periods(periods)
 
     @classmethod
-    def from_meta(cls, name: str, stored: bytes | str | None) -> UniqueBitmap:
-        names = [p for p in to_str(stored or "").split(",") if p in PERIOD_NAMES]
+    def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> UniqueBitmap:
+        """A bitmap with the periods its stored meta hash names."""
+        stored = {to_str(k): to_str(v) for k, v in meta.items()}.get("periods")
+        if stored is None:
+            raise LookupError(f"Bitmap {name!r} has no stored configuration.")
+        names = [p for p in stored.split(",") if p in PERIOD_NAMES]
         return cls(name, periods=names or DEFAULT_PERIODS)
 
     def __repr__(self) -> str:
@@ -940,6 +917,6 @@ def _retire(client: RedisClient, bitmap: UniqueBitmap) -> bool:
     keys = [bitmap.meta_key, *(bitmap.index_key(p) for p in PERIOD_NAMES)]
     if inline:
         keys.append(catalogue_key(KIND))
-    if int(script("bitmap_retire")(client, keys, [bitmap.name, int(inline)])) != 1:
+    if int(script("metric_retire")(client, keys, [bitmap.name, int(inline)])) != 1:
         return False
     return inline or catalogue.unregister(client, KIND, bitmap.name, bitmap.meta_key)

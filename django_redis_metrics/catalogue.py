@@ -9,10 +9,11 @@ Removal follows a remove-then-recheck protocol so that a racing writer never end
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
-from .connection import RedisClient, is_cluster
-from .keys import catalogue_key, to_str
+from .connection import RedisClient, get_redis_connection, is_cluster
+from .keys import catalogue_key, metric_key, to_str, validate_name
 from .scripts import script
 
 PAGE = 500
@@ -59,3 +60,56 @@ def names(client: RedisClient, kind: str, page: int = PAGE) -> Iterator[str]:
 def inline_catalogue(client: RedisClient) -> bool:
     """Whether scripts may write the catalogue themselves (all keys on one server)."""
     return not is_cluster(client)
+
+
+class CataloguedMetric(Protocol):
+    """What a model gives :class:`MetricManager`: its kind, a label, and a way to rebuild an
+    instance from its stored meta hash (``LookupError`` when the hash holds no configuration)."""
+
+    KIND: ClassVar[str]
+    LABEL: ClassVar[str]
+
+    def __init__(self, name: str) -> None: ...
+
+    @classmethod
+    def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> Self: ...
+
+
+M = TypeVar("M", bound=CataloguedMetric)
+
+
+class MetricManager(Generic[M]):
+    """``Model.objects``: the metrics of one kind that the catalogue lists."""
+
+    model: type[M]
+
+    def __set_name__(self, owner: type[M], name: str) -> None:
+        self.model = owner
+
+    def names(self) -> list[str]:
+        return list(names(get_redis_connection(), self.model.KIND))
+
+    def all(self) -> list[M]:
+        """Every listed metric, configured as its writers last stored it (one round trip)."""
+        listed = self.names()
+        if not listed:
+            return []
+        pipe = get_redis_connection().pipeline(transaction=False)
+        for name in listed:
+            pipe.hgetall(metric_key(self.model.KIND, name, "meta"))
+        return [self._build(name, meta) for name, meta in zip(listed, pipe.execute(), strict=True)]
+
+    def get(self, name: str) -> M:
+        """The metric ``name`` as stored; ``LookupError`` if nothing was ever written to it."""
+        validate_name(name, f"{self.model.LABEL} name")
+        meta = get_redis_connection().hgetall(metric_key(self.model.KIND, name, "meta"))
+        try:
+            return self.model.from_meta(name, meta)
+        except LookupError:
+            raise LookupError(f"No {self.model.LABEL} named {name!r} holds data.") from None
+
+    def _build(self, name: str, meta: Mapping[Any, Any]) -> M:
+        try:
+            return self.model.from_meta(name, meta)
+        except LookupError:  # listed, but retired or never configured meanwhile: defaults
+            return self.model(name)

@@ -2,7 +2,7 @@
 
 Each pass walks the counter catalogue in pages, trims every precision to its newest ``samples``
 slices with HSCAN + HDEL in bounded batches (no command scans a huge hash at once), and forgets a
-counter only through the atomic ``counter_retire`` script, which checks that every slice hash is
+counter only through the atomic ``metric_retire`` script, which checks that every slice hash is
 empty in the same step that deletes the counter's meta hash. A writer racing the cleaner either
 runs before it (the hash is not empty, nothing is retired) or after it (the counter is re-created
 and re-listed): no increment is ever lost and no counter with data is ever unlisted.
@@ -139,7 +139,7 @@ def _retire(client: RedisClient, name: str, meta_key: str, precisions: list[int]
     keys = [meta_key, *(metric_key(COUNTER_KIND, name, p) for p in precisions)]
     if inline:
         keys.append(catalogue_key(COUNTER_KIND))
-    result = int(script("counter_retire")(client, keys, [name, int(inline), *precisions]))
+    result = int(script("metric_retire")(client, keys, [name, int(inline), *precisions]))
     if result != 1:
         return False
     return inline or catalogue.unregister(client, COUNTER_KIND, name, meta_key)

@@ -8,7 +8,7 @@ of samples (so the cleaner needs no Python configuration), and a catalogue lists
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from . import catalogue
@@ -64,36 +64,6 @@ def validate_count(count: object) -> int:
     return count
 
 
-class CounterManager:
-    """``Counter.objects``: the counters listed in the catalogue."""
-
-    def names(self) -> list[str]:
-        return list(catalogue.names(get_redis_connection(), KIND))
-
-    def all(self) -> list[Counter]:
-        """Every known counter, with the precisions and samples its writers last used."""
-        client = get_redis_connection()
-        names = self.names()
-        if not names:
-            return []
-        pipe = client.pipeline(transaction=False)
-        for name in names:
-            pipe.hgetall(metric_key(KIND, name, "meta"))
-        counters = []
-        for name, meta in zip(names, pipe.execute(), strict=True):
-            stored = precision_samples(meta)
-            counters.append(Counter.from_meta(name, meta) if stored else Counter(name))
-        return counters
-
-    def get(self, name: str) -> Counter:
-        """The counter ``name`` as stored; ``LookupError`` if no writer ever recorded it."""
-        validate_name(name)
-        meta = get_redis_connection().hgetall(metric_key(KIND, name, "meta"))
-        if not precision_samples(meta):
-            raise LookupError(f"No counter named {name!r} holds data.")
-        return Counter.from_meta(name, meta)
-
-
 class Counter:
     """A named counter at several precisions.
 
@@ -102,7 +72,9 @@ class Counter:
     >>> hits.series(60)          # [(slice start, count), ...] oldest first
     """
 
-    objects: ClassVar[CounterManager] = CounterManager()
+    KIND: ClassVar[str] = KIND
+    LABEL: ClassVar[str] = "counter"
+    objects: ClassVar[catalogue.MetricManager[Counter]] = catalogue.MetricManager()
 
     def __init__(
         self,
@@ -115,7 +87,7 @@ class Counter:
         self._samples = None if samples is None else validate_samples(samples)
 
     @classmethod
-    def from_meta(cls, name: str, meta: dict[Any, Any]) -> Counter:
+    def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> Counter:
         """A counter configured as its stored meta hash says (precision -> samples)."""
         stored = precision_samples(meta)
         if not stored:
@@ -271,7 +243,7 @@ class Counter:
         return bool(get_redis_connection().exists(self.meta_key))
 
 
-def precision_samples(meta: dict[Any, Any]) -> dict[int, int]:
+def precision_samples(meta: Mapping[Any, Any]) -> dict[int, int]:
     """``{precision: samples}`` from a counter's meta hash (skipping its 'listed' flag)."""
     return {
         int(to_str(key)): int(to_str(value))

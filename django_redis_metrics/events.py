@@ -227,35 +227,6 @@ def _positive_int(value: object, what: str) -> int:
     return value
 
 
-class EventSeriesManager:
-    """``EventSeries.objects``: the series listed in the catalogue."""
-
-    def names(self) -> list[str]:
-        return list(catalogue.names(get_redis_connection(), KIND))
-
-    def all(self) -> list[EventSeries]:
-        """Every known series, with the index and retention its writers last used."""
-        client = get_redis_connection()
-        names = self.names()
-        if not names:
-            return []
-        pipe = client.pipeline(transaction=False)
-        for name in names:
-            pipe.hgetall(metric_key(KIND, name, "meta"))
-        return [
-            EventSeries.from_meta(name, meta) if meta else EventSeries(name)
-            for name, meta in zip(names, pipe.execute(), strict=True)
-        ]
-
-    def get(self, name: str) -> EventSeries:
-        """The series ``name`` as stored; ``LookupError`` if nothing was ever recorded."""
-        validate_name(name, "event series name")
-        meta = get_redis_connection().hgetall(metric_key(KIND, name, "meta"))
-        if not meta:
-            raise LookupError(f"No event series named {name!r} holds data.")
-        return EventSeries.from_meta(name, meta)
-
-
 class EventSeries:
     """A named stream of events, each a dict of fields with a timestamp.
 
@@ -265,7 +236,9 @@ class EventSeries:
     >>> orders.counts(start, end, window=300)   # events per aligned 5-minute window
     """
 
-    objects: ClassVar[EventSeriesManager] = EventSeriesManager()
+    KIND: ClassVar[str] = KIND
+    LABEL: ClassVar[str] = "event series"
+    objects: ClassVar[catalogue.MetricManager[EventSeries]] = catalogue.MetricManager()
 
     def __init__(
         self, name: str, index: Sequence[str] = (), retention: int | float | None = None
@@ -284,6 +257,8 @@ class EventSeries:
     def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> EventSeries:
         """A series configured as its stored meta hash says."""
         fields = {to_str(k): to_str(v) for k, v in meta.items()}
+        if "retention" not in fields:
+            raise LookupError(f"Event series {name!r} has no stored configuration.")
         index = [key[2:] for key in fields if key.startswith("i:")]
         retention = fields.get("retention") or None
         return cls(name, index=sorted(index), retention=float(retention) if retention else None)

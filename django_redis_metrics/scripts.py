@@ -13,6 +13,7 @@ from redis.exceptions import NoScriptError
 from .connection import RedisClient
 
 KeyOrArg = str | bytes | int | float
+INCLUDE = "--#include "
 
 
 class LuaScript:
@@ -20,7 +21,7 @@ class LuaScript:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.source = files(__package__).joinpath("lua", f"{name}.lua").read_text("utf-8")
+        self.source = _read(f"{name}.lua")
         self.sha = hashlib.sha1(self.source.encode()).hexdigest()
 
     def __call__(
@@ -43,6 +44,18 @@ class LuaScript:
     def ensure_loaded(self, client: RedisClient) -> None:
         """SCRIPT LOAD is idempotent; on a cluster it reaches every primary."""
         client.script_load(self.source)
+
+
+def _read(path: str) -> str:
+    """A script's text, with each ``--#include lib/x.lua`` line replaced by that file (Lua in
+    Redis has no ``require``; shared helpers are pasted in before the script is hashed)."""
+    lines = []
+    for line in files(__package__).joinpath("lua", path).read_text("utf-8").splitlines():
+        if line.startswith(INCLUDE):
+            lines.append(_read(line.removeprefix(INCLUDE).strip()))
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 @cache

@@ -17,6 +17,7 @@
 -- The keys built from prefixes are derived from stored data, so they are not in KEYS; they all
 -- carry the series' hash tag, so on Redis Cluster they are in KEYS[1]'s slot, on this node.
 -- Returns {events removed, 1 if old cached windows remain, 1 if the series was dropped}.
+--#include lib/window_start.lua
 local cutoff = tonumber(ARGV[1])
 local page = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], 'WITHSCORES',
     'LIMIT', 0, tonumber(ARGV[2]))
@@ -50,14 +51,7 @@ for i = 1, #page, 2 do
     -- The cached window of each size holding this event is stale now: drop it (as record does).
     local t = tonumber(page[i + 1])
     for _, size in ipairs(sizes) do
-        local w = size[2]
-        local k = math.floor(t / w)
-        if k * w > t then
-            k = k - 1
-        elseif (k + 1) * w <= t then
-            k = k + 1
-        end
-        local start = string.format('%d', k * w)
+        local start = window_start(t, size[2])
         if size[4] ~= start then
             redis.call('ZREMRANGEBYSCORE', size[3], start, start)
             size[4] = start

@@ -22,6 +22,7 @@
 -- Returns {first new id, 1 while the series is not known to be listed (the caller lists it)}.
 
 -- Phase 1: parse and check; nothing is written.
+--#include lib/window_start.lua
 local function fail(message)
     return redis.error_reply('ERR events_record: ' .. message .. '; nothing was written')
 end
@@ -120,15 +121,7 @@ for e, event in ipairs(events) do
     end
     local t = event.t
     for _, size in ipairs(sizes) do
-        local w = size[2]
-        local k = math.floor(t / w)
-        -- t / w is rounded; correct k so that k * w <= t < (k + 1) * w holds exactly.
-        if k * w > t then
-            k = k - 1
-        elseif (k + 1) * w <= t then
-            k = k + 1
-        end
-        local start = string.format('%d', k * w)
+        local start = window_start(t, size[2])
         redis.call('ZREMRANGEBYSCORE', ARGV[2] .. size[1], start, start)
     end
 end
