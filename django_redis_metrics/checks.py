@@ -45,7 +45,8 @@ REDIS_CACHE_BACKENDS = ("django_redis.", "django.core.cache.backends.redis.Redis
 def check_settings(**kwargs: Any) -> list[CheckMessage]:
     raw = getattr(settings, SETTING_NAME, {})
     if not isinstance(raw, Mapping):
-        return [Error(f"{SETTING_NAME} must be a dict, not {type(raw).__name__}.", id=ID.format("E001"))]
+        message = f"{SETTING_NAME} must be a dict, not {type(raw).__name__}."
+        return [Error(message, id=ID.format("E001"))]
     errors: list[CheckMessage] = []
     for key in sorted(set(raw) - set(DEFAULTS)):
         errors.append(
@@ -66,9 +67,13 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
                 Error(f"{SETTING_NAME}['{name}'] must be a positive number of seconds, "
                       f"not {timeout!r}.", id=ID.format("E007"))
             )
-    errors += _validated(value["COUNTER_PRECISIONS"], validate_precisions, "COUNTER_PRECISIONS", "E008")
+    errors += _validated(
+        value["COUNTER_PRECISIONS"], validate_precisions, "COUNTER_PRECISIONS", "E008"
+    )
     errors += _validated(value["COUNTER_SAMPLES"], validate_samples, "COUNTER_SAMPLES", "E009")
-    errors += _validated(value["EVENT_RETENTION"], events.validate_retention, "EVENT_RETENTION", "E020")
+    errors += _validated(
+        value["EVENT_RETENTION"], events.validate_retention, "EVENT_RETENTION", "E020"
+    )
     errors += _validated(
         value["BITMAP_RETENTION"], bitmaps.validate_retention, "BITMAP_RETENTION", "E030"
     )
@@ -118,7 +123,9 @@ def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
     return errors
 
 
-def _validated(value: Any, validator: Callable[[Any], Any], name: str, code: str) -> list[CheckMessage]:
+def _validated(
+    value: Any, validator: Callable[[Any], Any], name: str, code: str
+) -> list[CheckMessage]:
     try:
         validator(value)
     except (TypeError, ValueError) as exc:
@@ -133,7 +140,8 @@ def _check_connection(connection: Any, cluster: Any) -> list[CheckMessage]:
                             id=ID.format("E005")))
     if not isinstance(connection, str) or not connection:
         errors.append(Error(
-            f"{SETTING_NAME}['CONNECTION'] must be a Redis URL or a CACHES alias, not {connection!r}.",
+            f"{SETTING_NAME}['CONNECTION'] must be a Redis URL or a CACHES alias, "
+            f"not {connection!r}.",
             hint="For example 'redis://localhost:6379/0', 'unix:///run/redis.sock' or 'default'.",
             id=ID.format("E002"),
         ))

@@ -29,7 +29,7 @@ def _bad_character(value: str) -> str | None:
 
 
 def validate_name(name: object, what: str = "metric name") -> str:
-    """Return ``name`` if it can name a metric, else raise ``TypeError``/``ValueError`` saying why."""
+    """``name`` if it can name a metric, else a ``TypeError``/``ValueError`` saying why."""
     if not isinstance(name, str):
         raise TypeError(f"The {what} must be a str, not {type(name).__name__}: {name!r}")
     if not name or not name.strip():
