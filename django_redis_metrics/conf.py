@@ -66,7 +66,7 @@ class Settings:
 
     @property
     def CONNECTION(self) -> str:
-        """A Redis URL (``redis://``, ``rediss://``, ``unix://``) or the name of a ``CACHES`` alias."""
+        """A Redis URL (``redis://``, ``rediss://``, ``unix://``) or a ``CACHES`` alias name."""
         return str(self.get("CONNECTION"))
 
     @property
