@@ -161,9 +161,16 @@ class Settings:
         value = self.get("EXCLUDE_PATHS")
         if value is not None:
             return tuple(str(item) for item in value)
+        from django.urls import get_script_prefix
+
+        script_prefix = get_script_prefix()  # "/sub/" when served under a sub-path
         found = []
         for name in ("STATIC_URL", "MEDIA_URL"):
             url = str(getattr(settings, name, None) or "")
+            # Django puts the script prefix in front of a relative STATIC_URL; paths are
+            # compared with request.path_info, which does not hold it.
+            if script_prefix != "/" and url.startswith(script_prefix):
+                url = url[len(script_prefix) - 1:]
             # An unset MEDIA_URL reads as "/" (Django adds the script prefix): never exclude all.
             if url.strip("/") and "://" not in url:
                 found.append("/" + url.lstrip("/"))
