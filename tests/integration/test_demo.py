@@ -39,3 +39,24 @@ def test_demo_sets_up_and_every_chart_has_data(tmp_path: Path, redis_server: Any
     assert lines["series"].split() == ["downloads", "orders"]
     assert lines["bitmaps"].split() == ["active_users", "buyers"]
     assert int(lines["week"]) > 10
+
+
+def test_demo_downloads_index_only_files_that_exist(tmp_path: Path, redis_server: Any) -> None:
+    """Made-up file names answer 404 and create no key (each indexed value is a sorted set)."""
+    script = (
+        "from django.test import Client\n"
+        "from django_redis_metrics import EventSeries, recorder\n"
+        "client = Client()\n"
+        "print('known', client.get('/downloads/manual.pdf/').status_code)\n"
+        "print('unknown', ' '.join(str(client.get(f'/downloads/made-up-{i}/').status_code)"
+        " for i in range(20)))\n"
+        "recorder.flush()\n"
+        "print('values', ' '.join(sorted(EventSeries('downloads').count_by('file', 0, 2e9))))\n"
+    )
+    output = manage(tmp_path, redis_server.url, "shell", "--verbosity", "0", "-c", script)
+    lines = dict(line.split(" ", 1) for line in output.splitlines() if " " in line)
+    assert lines["known"] == "200"
+    assert set(lines["unknown"].split()) == {"404"}
+    values = set(lines["values"].split())  # the other test's generated traffic may be there
+    assert "manual.pdf" in values
+    assert values <= {"manual.pdf", "price-list.csv", "logo.svg"}
