@@ -35,6 +35,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-visitors", action="store_true", help="Do not simulate visitors while serving."
         )
+        parser.add_argument(
+            "--no-traffic", action="store_true",
+            help="Do not generate past traffic (the browser test counts its own hits).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("migrate", verbosity=0, interactive=False)
@@ -44,7 +48,8 @@ class Command(BaseCommand):
         )
         user.set_password(DEMO_PASSWORD)
         user.save()
-        call_command("generate_traffic")
+        if not options["no_traffic"]:
+            call_command("generate_traffic")
         self.stdout.write(
             f"Demo admin: http://{options['addrport']}/admin/  "
             f"user {DEMO_USERNAME!r}, password {DEMO_PASSWORD!r}"
