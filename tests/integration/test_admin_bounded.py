@@ -118,3 +118,24 @@ def test_event_page_shows_the_overflow_value(root: Client, frozen: float) -> Non
     assert block["values"] == [(OTHER_VALUE, 2), ("a", 2), ("b", 1)]
     assert block["partial"] is False
     assert OTHER_VALUE.encode() in response.content
+
+
+def test_event_and_bitmap_pages_on_a_single_node_and_on_redis_cluster(
+    backend: Any, settings: Any, frozen: float
+) -> None:
+    settings.ROOT_URLCONF = "tests.integration.urls"
+    backend.client.script_flush()  # the page must load its script itself (NOSCRIPT)
+    root = client_for(make_user("root", staff=True, permitted=False, superuser=True))
+    for name in ("a", "b", "c"):
+        EventSeries(name, index=["country", "kind"]).record(when=frozen - 10, country="FR",
+                                                            kind=name)
+        UniqueBitmap(name).mark(1, when=frozen)
+    backend.client.script_flush()
+    rows = root.get(url("eventseriesmetric", "changelist")).context["rows"]
+    assert [(row["series"].name, row["hour"]) for row in rows] == [("a", 1), ("b", 1), ("c", 1)]
+    detail = root.get(url("eventseriesmetric", "detail") + "?name=b")
+    assert [(block["field"], block["values"]) for block in detail.context["by_field"]] == [
+        ("country", [("FR", 1)]), ("kind", [("b", 1)]),
+    ]
+    rows = root.get(url("uniquebitmapmetric", "changelist")).context["rows"]
+    assert [row["counts"]["day"] for row in rows] == [1, 1, 1]
