@@ -39,6 +39,7 @@ DEFAULTS: dict[str, Any] = {
     "BITMAP_RETENTION": DEFAULT_BITMAP_RETENTION,
     "BITMAP_CACHE_TTL": 86400,
     "EVENT_RETENTION": DEFAULT_EVENT_RETENTION,
+    "EVENT_MAX_VALUES": 1000,
     # Django integration (middleware.py, decorators.py, failopen.py)
     "HITS_COUNTER": "hits",
     "VIEW_COUNTER": "hits:{view}",
@@ -115,6 +116,13 @@ class Settings:
     def EVENT_RETENTION(self) -> float:
         """Seconds an ``EventSeries`` keeps its events unless it sets its own ``retention``."""
         return float(self.get("EVENT_RETENTION"))
+
+    @property
+    def EVENT_MAX_VALUES(self) -> Any:
+        """Distinct values an ``EventSeries`` indexes per field unless it sets ``max_values``
+        (validated where it is used)."""
+        return self.get("EVENT_MAX_VALUES")
+
     # Django integration
 
     @property
