@@ -14,12 +14,10 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from redis.exceptions import RedisClusterException, RedisError
-
 from . import catalogue, events
 from .bitmaps import KIND as BITMAP_KIND
 from .bitmaps import clean_bitmaps
-from .connection import RedisClient, get_redis_connection
+from .connection import REDIS_ERRORS, RedisClient, get_redis_connection
 from .counter import KIND as COUNTER_KIND
 from .counter import precision_samples
 from .keys import catalogue_key, metric_key, pattern, to_str
@@ -32,10 +30,6 @@ TEMP_KIND = "temporary"
 BATCH_SIZE = 500
 #: Seconds between passes of ``--loop``; counters are cleaned at about the rate they are written.
 PASS_INTERVAL = 60
-#: What a Redis outage raises: redis-py's errors, socket errors, and ``RedisClusterException``
-#: (not a ``RedisError``), raised when no cluster node answers. (Defined here until
-#: ``connection`` offers a shared tuple.)
-REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException, OSError)
 
 
 @dataclass

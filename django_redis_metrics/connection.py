@@ -29,7 +29,7 @@ URL_SCHEMES = ("redis://", "rediss://", "unix://")
 #: Every error that means "Redis could not be reached or answered badly". redis-py raises
 #: ``RedisClusterException`` (not a ``RedisError``) when no node of a cluster answers while the
 #: ``RedisCluster`` is being built, and socket errors can escape as ``OSError``.
-REDIS_ERRORS: tuple[type[BaseException], ...] = (RedisError, RedisClusterException, OSError)
+REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException, OSError)
 
 _clients: dict[tuple[Any, ...], RedisClient] = {}
 _lock = threading.Lock()

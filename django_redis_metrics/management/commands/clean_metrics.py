@@ -14,9 +14,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
 from django_redis_metrics import cleanup
-from django_redis_metrics.cleanup import REDIS_ERRORS
 from django_redis_metrics.conf import conf
-from django_redis_metrics.connection import get_redis_connection
+from django_redis_metrics.connection import REDIS_ERRORS, get_redis_connection
 from django_redis_metrics.failopen import redacted
 
 #: What the initial connectivity check turns into a clear error (and a non-zero exit).
