@@ -23,7 +23,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, tzinfo
 from typing import Any, ClassVar
 
 from redis.exceptions import ResponseError
@@ -546,6 +546,20 @@ def _member(node: BitmapQuery, bits: list[bool]) -> bool:
     return walk(node)
 
 
+#: The period each kind last resolved to, per zone: marks arrive in time order, so most reuse it.
+_last_periods: dict[tuple[str, tzinfo], Period] = {}
+
+
+def _containing(name: str, timestamp: float, zone: tzinfo) -> Period:
+    """``period_class(name).containing(timestamp, zone)``, reusing the last answer while
+    ``timestamp`` still falls inside it (exact: a period knows its own bounds)."""
+    last = _last_periods.get((name, zone))
+    if last is not None and last.start_ts <= timestamp < last.end_ts:
+        return last
+    period = _last_periods[(name, zone)] = period_class(name).containing(timestamp, zone)
+    return period
+
+
 def generation_ttl_ms() -> int:
     """A generation outlives every union cached under the one before it."""
     return (max(conf.BITMAP_CACHE_TTL, 86400) + 60) * 1000
@@ -644,7 +658,7 @@ class UniqueBitmap:
         value = normalize_id(user_id)
         timestamp = to_timestamp(when)
         zone = get_zone()
-        periods = [period_class(name).containing(timestamp, zone) for name in self.periods]
+        periods = [_containing(name, timestamp, zone) for name in self.periods]
         client = get_redis_connection()
         inline = catalogue.inline_catalogue(client)
         mapped: str | None = None
@@ -659,8 +673,9 @@ class UniqueBitmap:
                     mapped = value
                 else:
                     offset = resolve_ids(client, [value], assign=True)[0]
-        keys = [self.meta_key, self.gen_key, *(self.key(p) for p in periods),
-                *(self.index_key(p.name) for p in periods)]
+        base = metric_key(KIND, self.name)  # the prefix is read once per mark, not per key
+        keys = [f"{base}:meta", f"{base}:gen", *(f"{base}:{p.name}:{p.suffix}" for p in periods),
+                *(f"{base}:index:{p.name}" for p in periods)]
         if inline:  # the script checks the id kind (on the cluster: checked above)
             keys += [catalogue_key(KIND), id_kind_key()]
         if mapped is not None:

@@ -62,6 +62,10 @@ class Settings:
         value = getattr(settings, SETTING_NAME, {})
         return value if isinstance(value, Mapping) else {}
 
+    def current(self) -> dict[str, Any]:
+        """Every setting at once (defaults filled in), for code that needs several together."""
+        return {**DEFAULTS, **self.raw}
+
     def get(self, name: str) -> Any:
         return self.raw.get(name, DEFAULTS[name])
 

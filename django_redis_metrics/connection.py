@@ -70,10 +70,17 @@ def get_redis_connection() -> RedisClient:
     override = _override.get()
     if override is not None:
         return override
-    target = conf.CONNECTION
+    current = conf.current()  # one read of the setting, not one per key: this is a hot path
+    target = str(current["CONNECTION"])
     if not is_url(target):
         return _cache_alias_client(target)
-    key = (os.getpid(), target, conf.CLUSTER, conf.SOCKET_TIMEOUT, conf.SOCKET_CONNECT_TIMEOUT)
+    key = (
+        os.getpid(),
+        target,
+        bool(current["CLUSTER"]),
+        float(current["SOCKET_TIMEOUT"]),
+        float(current["SOCKET_CONNECT_TIMEOUT"]),
+    )
     client = _clients.get(key)
     if client is None:
         with _lock:

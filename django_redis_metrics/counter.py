@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from . import catalogue
@@ -46,6 +47,12 @@ def validate_precisions(precisions: object) -> tuple[int, ...]:
         if value <= 0:
             raise ValueError(f"Each precision must be a positive number of seconds, not {value}.")
     return tuple(sorted(set(values)))
+
+
+@lru_cache(maxsize=32)
+def _settings_precisions(value: tuple[int, ...]) -> tuple[int, ...]:
+    """``COUNTER_PRECISIONS`` validated once per distinct value, not on every increment."""
+    return validate_precisions(value)
 
 
 def validate_samples(samples: object) -> int:
@@ -110,7 +117,11 @@ class Counter:
         """This counter's precisions, else ``COUNTER_PRECISIONS`` (read now)."""
         if self._precisions is not None:
             return self._precisions
-        return validate_precisions(conf.COUNTER_PRECISIONS)
+        value = conf.COUNTER_PRECISIONS
+        try:
+            return _settings_precisions(value)
+        except TypeError:  # unhashable or ill-typed: let the validator say what is wrong
+            return validate_precisions(value)
 
     @property
     def samples(self) -> int:

@@ -10,12 +10,14 @@ can never collide with a metric's key.
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 
 from .conf import conf
 
 MAX_NAME_LENGTH = 200
 
 
+@lru_cache(maxsize=4096)  # metric names repeat on every write; the scan is per character
 def _bad_character(value: str) -> str | None:
     for char in value:
         if char in "{}":
