@@ -142,6 +142,16 @@ class Sender:
         self._queue.put(_Submission(writes, second))
         return True
 
+    def after_fork(self) -> None:
+        """In a forked child: forget the parent's thread, queue and lock (which the parent's
+        sender may have held at the fork); the child starts its own sender on first use."""
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._queue = queue.SimpleQueue()
+        self._thread = None
+        self._pending = 0
+        self._pid = 0
+
     def _start(self) -> None:
         # Called with the lock held; after a fork the parent's thread and queue are gone.
         if self._pid != os.getpid():
@@ -193,6 +203,8 @@ class Sender:
 
 #: The process's sender.
 sender = Sender()
+# Servers that fork after importing the app (gunicorn --preload) give each worker its own.
+os.register_at_fork(after_in_child=sender.after_fork)
 
 
 def submit(writes: Writes, when: float | None = None) -> bool:
