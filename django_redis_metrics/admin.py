@@ -82,6 +82,8 @@ class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         return self._page(self.index_page)(request)
 
     def get_urls(self) -> list[URLPattern]:
+        """This section's own pages and endpoints, and its changelist: none of Django's object
+        URLs (``add/``, ``<id>/change/``, ...), which would query the absent table."""
         urls = [
             path(route, self._page(page), name=self.url_name(suffix))
             for route, page, suffix in self.pages
@@ -91,7 +93,8 @@ class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
                  name=self.url_name(suffix))
             for route, view, suffix in self.endpoints
         ]
-        return urls + super().get_urls()
+        urls.append(path("", self._page(self.index_page), name=self.url_name("changelist")))
+        return urls
 
 
 @admin.register(CounterMetric)

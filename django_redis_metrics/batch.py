@@ -29,16 +29,35 @@ class ScriptCall:
     after: AfterCallback | None = None
 
 
-def run_calls(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
-    """Run ``calls`` (one round trip however many), then their ``after`` callbacks."""
+def run_calls(
+    client: RedisClient,
+    calls: Sequence[ScriptCall],
+    errors: list[tuple[ScriptCall, Exception]] | None = None,
+) -> list[Any]:
+    """Run ``calls`` (one round trip however many), then their ``after`` callbacks.
+
+    Every callback runs even when an earlier one raises (its result is then ``None``). The
+    errors are appended to ``errors`` when it is given; otherwise the first one is raised once
+    all callbacks ran.
+    """
     if len(calls) == 1:
         call = calls[0]
         replies = [call.script(client, call.keys, call.args)]
     else:
         replies = _pipelined(client, calls)
     results = []
+    failed: list[tuple[ScriptCall, Exception]] = [] if errors is None else errors
     for call, reply in zip(calls, replies, strict=True):
-        results.append(call.after(client, reply) if call.after else reply)
+        if call.after is None:
+            results.append(reply)
+            continue
+        try:
+            results.append(call.after(client, reply))
+        except Exception as exc:
+            failed.append((call, exc))
+            results.append(None)
+    if errors is None and failed:
+        raise failed[0][1]
     return results
 
 
@@ -81,16 +100,26 @@ class Batch:
     client: RedisClient | None = None
     calls: list[ScriptCall] = field(default_factory=list)
     results: list[Any] = field(default_factory=list)
+    #: Set once the round trip succeeded: the writes are stored (bar those refused, whose
+    #: ``after`` callbacks raised: they are in ``errors``).
+    sent: bool = False
+    errors: list[tuple[ScriptCall, Exception]] = field(default_factory=list)
 
     def add(self, call: ScriptCall) -> None:
         self.calls.append(call)
 
     def execute(self) -> list[Any]:
+        """Send the queued writes in one round trip and run every ``after`` callback; the first
+        callback error (if any) is raised once all of them ran, the others are in ``errors``."""
         if not self.calls:
             return []
         client = self.client or get_redis_connection()
         calls, self.calls = self.calls, []
-        self.results = run_calls(client, calls)
+        self.errors = []
+        self.results = run_calls(client, calls, self.errors)
+        self.sent = True
+        if self.errors:
+            raise self.errors[0][1]
         return self.results
 
     def __enter__(self) -> Batch:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from . import catalogue, events
 from .bitmaps import KIND as BITMAP_KIND
 from .bitmaps import clean_bitmaps
-from .connection import RedisClient, get_redis_connection
+from .connection import REDIS_ERRORS, RedisClient, get_redis_connection
 from .counter import KIND as COUNTER_KIND
 from .counter import precision_samples
 from .keys import catalogue_key, metric_key, pattern, to_str
@@ -259,15 +259,28 @@ def run_loop(
     dry_run: bool = False,
     kinds: Iterable[str] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], object] = time.sleep,
+    on_error: Callable[[int, Exception], None] | None = None,
 ) -> int:
-    """The seed's daemon: a pass about every ``interval`` seconds until told to stop."""
+    """The seed's daemon: a pass about every ``interval`` seconds until told to stop.
+
+    A pass that fails on a Redis error (``REDIS_ERRORS``) is given to ``on_error`` (without it,
+    the error propagates), and the loop sleeps and tries again: a daemon outlives a Redis
+    restart. ``max_passes`` counts passes tried, failed or not. Returns the passes tried.
+    """
     passes = 0
     while not should_stop() and (max_passes is None or passes < max_passes):
         started = time.monotonic()
-        on_pass(passes, clean_all(passes=passes, dry_run=dry_run, kinds=kinds))
+        try:
+            reports = clean_all(passes=passes, dry_run=dry_run, kinds=kinds)
+        except REDIS_ERRORS as exc:
+            if on_error is None:
+                raise
+            on_error(passes, exc)
+        else:
+            on_pass(passes, reports)
         passes += 1
-        if max_passes is not None and passes >= max_passes:
+        if (max_passes is not None and passes >= max_passes) or should_stop():
             break
         elapsed = time.monotonic() - started
         sleep(max(interval - elapsed, min(1.0, interval)))

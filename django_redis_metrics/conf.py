@@ -39,6 +39,7 @@ DEFAULTS: dict[str, Any] = {
     "BITMAP_RETENTION": DEFAULT_BITMAP_RETENTION,
     "BITMAP_CACHE_TTL": 86400,
     "EVENT_RETENTION": DEFAULT_EVENT_RETENTION,
+    "EVENT_MAX_VALUES": 1000,
     # Django integration (middleware.py, decorators.py, failopen.py)
     "HITS_COUNTER": "hits",
     "VIEW_COUNTER": "hits:{view}",
@@ -115,6 +116,13 @@ class Settings:
     def EVENT_RETENTION(self) -> float:
         """Seconds an ``EventSeries`` keeps its events unless it sets its own ``retention``."""
         return float(self.get("EVENT_RETENTION"))
+
+    @property
+    def EVENT_MAX_VALUES(self) -> Any:
+        """Distinct values an ``EventSeries`` indexes per field unless it sets ``max_values``
+        (validated where it is used)."""
+        return self.get("EVENT_MAX_VALUES")
+
     # Django integration
 
     @property
@@ -161,9 +169,16 @@ class Settings:
         value = self.get("EXCLUDE_PATHS")
         if value is not None:
             return tuple(str(item) for item in value)
+        from django.urls import get_script_prefix
+
+        script_prefix = get_script_prefix()  # "/sub/" when served under a sub-path
         found = []
         for name in ("STATIC_URL", "MEDIA_URL"):
             url = str(getattr(settings, name, None) or "")
+            # Django puts the script prefix in front of a relative STATIC_URL; paths are
+            # compared with request.path_info, which does not hold it.
+            if script_prefix != "/" and url.startswith(script_prefix):
+                url = url[len(script_prefix) - 1:]
             # An unset MEDIA_URL reads as "/" (Django adds the script prefix): never exclude all.
             if url.strip("/") and "://" not in url:
                 found.append("/" + url.lstrip("/"))

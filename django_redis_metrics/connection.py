@@ -7,14 +7,18 @@ With ``CLUSTER = True`` the URL names any node of a Redis Cluster.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import threading
+from collections.abc import Iterator
 from typing import Any, TypeAlias
 
 import redis
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from redis.cluster import RedisCluster
+from redis.exceptions import RedisClusterException, RedisError
 
 from .conf import conf
 
@@ -22,8 +26,35 @@ RedisClient: TypeAlias = "redis.Redis | RedisCluster"
 
 URL_SCHEMES = ("redis://", "rediss://", "unix://")
 
+#: Every error that means "Redis could not be reached or answered badly". redis-py raises
+#: ``RedisClusterException`` (not a ``RedisError``) when no node of a cluster answers while the
+#: ``RedisCluster`` is being built, and socket errors can escape as ``OSError``.
+REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException, OSError)
+
 _clients: dict[tuple[Any, ...], RedisClient] = {}
 _lock = threading.Lock()
+_override: contextvars.ContextVar[RedisClient | None] = contextvars.ContextVar(
+    "django_redis_metrics_client", default=None
+)
+
+
+@contextlib.contextmanager
+def using_client(client: RedisClient) -> Iterator[None]:
+    """Within the block (this thread or task only), :func:`get_redis_connection` returns
+    ``client``: the fail-open sender prepares writes with its short-timeout client."""
+    token = _override.set(client)
+    try:
+        yield
+    finally:
+        _override.reset(token)
+
+
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = threading.Lock()  # the parent's may have been held by another thread
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def is_url(target: str) -> bool:
@@ -36,6 +67,9 @@ def is_cluster(client: object) -> bool:
 
 def get_redis_connection() -> RedisClient:
     """The client for the current settings; created once per process and configuration."""
+    override = _override.get()
+    if override is not None:
+        return override
     target = conf.CONNECTION
     if not is_url(target):
         return _cache_alias_client(target)

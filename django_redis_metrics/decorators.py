@@ -191,6 +191,6 @@ def track_event(
         def write(batch: Batch) -> None:
             EventSeries(name, index=index).record(when=when, batch=batch, **values)
 
-        writes.defer(write)
+        writes.defer(write, name)
 
     return _decorator(record, only_if, needs_user=user is True)

@@ -16,7 +16,13 @@ Keys (``<p>`` = ``<PREFIX>:events:{<name>}``)::
     <p>:values:<field>       set of the values seen of an indexed field
     <p>:cache:<window>       sorted set, window start -> "start:count" (closed windows only)
     <p>:cachesizes           set of the window sizes cached
-    <p>:meta                 hash: retention, "i:<field>" per indexed field (catalogue marker)
+    <p>:meta                 hash: retention, max_values, "i:<field>" per indexed field
+                             (catalogue marker)
+
+Bounded cardinality: each indexed field admits at most ``max_values`` distinct values (the
+``EVENT_MAX_VALUES`` setting, 1000 by default); an event whose value is new once the field holds
+that many is indexed under ``OTHER_VALUE`` instead (its hash keeps the true value). The check
+is made inside the record script, so it is atomic and costs no extra round trip.
 """
 
 from __future__ import annotations
@@ -73,6 +79,8 @@ MAX_PREEN_BATCH = 10_000
 PREEN_CACHE_BATCH = 1000
 #: Most distinct window sizes a series caches; further sizes are counted uncached.
 MAX_CACHED_SIZES = 16
+#: The indexed value that stands for every value beyond a field's cap of distinct values.
+OTHER_VALUE = "(other)"
 
 Value = str | int | float | bool | date | datetime | Decimal
 #: One validated event: (score, UTF-8 field/value pairs, (indexed field, text) pairs).
@@ -219,6 +227,15 @@ def _range(start: When, end: When) -> tuple[float, float]:
     return lo, hi
 
 
+def validate_max_values(value: object, what: str = "max_values") -> int:
+    """A cap of distinct values per indexed field: a positive int."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, not {value!r}.")
+    if value < 1:
+        raise ValueError(f"{what} must be at least 1, not {value}.")
+    return value
+
+
 def _positive_int(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{what} must be an int, not {value!r}.")
@@ -241,7 +258,11 @@ class EventSeries:
     objects: ClassVar[catalogue.MetricManager[EventSeries]] = catalogue.MetricManager()
 
     def __init__(
-        self, name: str, index: Sequence[str] = (), retention: int | float | None = None
+        self,
+        name: str,
+        index: Sequence[str] = (),
+        retention: int | float | None = None,
+        max_values: int | None = None,
     ) -> None:
         self.name = validate_name(name, "event series name")
         if isinstance(index, str):
@@ -252,6 +273,7 @@ class EventSeries:
         if len(self.index) > MAX_FIELDS:
             raise ValueError(f"A series may index at most {MAX_FIELDS} fields, not {len(index)}.")
         self._retention = None if retention is None else validate_retention(retention)
+        self._max_values = None if max_values is None else validate_max_values(max_values)
 
     @classmethod
     def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> EventSeries:
@@ -261,7 +283,9 @@ class EventSeries:
             raise LookupError(f"Event series {name!r} has no stored configuration.")
         index = [key[2:] for key in fields if key.startswith("i:")]
         retention = fields.get("retention") or None
-        return cls(name, index=sorted(index), retention=float(retention) if retention else None)
+        max_values = fields.get("max_values") or None
+        return cls(name, index=sorted(index), retention=float(retention) if retention else None,
+                   max_values=int(max_values) if max_values else None)
 
     def __repr__(self) -> str:
         return f"<EventSeries {self.name!r} index={list(self.index)} retention={self.retention}>"
@@ -278,6 +302,13 @@ class EventSeries:
         if self._retention is not None:
             return self._retention
         return validate_retention(conf.EVENT_RETENTION, "EVENT_RETENTION")
+
+    @property
+    def max_values(self) -> int:
+        """Distinct values indexed per field: this series', else ``EVENT_MAX_VALUES``."""
+        if self._max_values is not None:
+            return self._max_values
+        return validate_max_values(conf.EVENT_MAX_VALUES, "EVENT_MAX_VALUES")
 
     # Keys
 
@@ -390,6 +421,7 @@ class EventSeries:
     def _record_call(self, events: Sequence[Prepared], client: RedisClient) -> ScriptCall:
         inline = catalogue.inline_catalogue(client)
         retention = "" if self._retention is None else _score(self._retention)
+        own_cap = "" if self._max_values is None else self._max_values
         keys: list[str] = [self.key("seq"), self.time_key, self.meta_key, self.sizes_key]
         positions: dict[tuple[str, str], int] = {}
         args: list[str | int | bytes] = [
@@ -398,6 +430,9 @@ class EventSeries:
             self.name,
             int(inline),
             retention,
+            own_cap,
+            self.max_values,
+            OTHER_VALUE,
             len(self.index),
             *self.index,
             len(events),
@@ -408,7 +443,8 @@ class EventSeries:
                 position = positions.get(entry)
                 if position is None:
                     position = positions[entry] = len(keys) + 1
-                    keys += [self.index_key(*entry), self.values_key(entry[0])]
+                    keys += [self.index_key(*entry), self.values_key(entry[0]),
+                             self.index_key(entry[0], OTHER_VALUE)]
                 args += [position, entry[1]]
         if inline:
             keys.append(catalogue_key(KIND))
@@ -608,7 +644,7 @@ def preen_series(
     keys = [key("time"), key("meta"), key("cachesizes"), key("seq")]
     args: list[str | int] = [
         _bound(cutoff), batch_size, key("e", ""), key("by", ""), key("values", ""),
-        key("cache", ""), PREEN_CACHE_BATCH, int(drop),
+        key("cache", ""), PREEN_CACHE_BATCH, int(drop), OTHER_VALUE,
     ]
     removed = 0
     while True:

@@ -7,7 +7,10 @@ For every request that is not excluded it records, after the view has answered:
   the resolved view name (``resolver_match.view_name``), never the raw path; requests that resolve
   to no view count as ``UNRESOLVED_VIEW``, and views beyond ``MAX_VIEW_COUNTERS`` as
   ``OTHER_VIEW``, so a crawler cannot create keys;
-- the authenticated user in the ``ACTIVE_USERS`` bitmap;
+- the authenticated user in the ``ACTIVE_USERS`` bitmap, when the request loaded its user
+  anyway (the view, a template or another middleware read ``request.user`` or awaited
+  ``request.auser()``): the middleware never loads the user itself, which would cost a session
+  and a user query on every request and add ``Vary: Cookie`` to every response;
 - whatever the view decorators of this request queued.
 
 All of it goes to Redis in one pipelined round trip, sent by the process's sender thread
@@ -19,13 +22,15 @@ not there (see :mod:`django_redis_metrics.failopen`).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Awaitable, Callable
 from fnmatch import fnmatchcase
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponseBase
+from django.utils.functional import SimpleLazyObject, empty
 
 from . import recorder
 from .conf import conf
@@ -62,7 +67,12 @@ class ViewNames:
             self._seen.clear()
 
 
+    def _after_fork_in_child(self) -> None:
+        self._lock = threading.Lock()
+
+
 view_names = ViewNames()
+os.register_at_fork(after_in_child=view_names._after_fork_in_child)
 
 
 def request_writes(request: HttpRequest) -> Writes | None:
@@ -79,7 +89,7 @@ def view_name(request: HttpRequest) -> str | None:
 
 
 def is_excluded(request: HttpRequest, view: str | None) -> bool:
-    path = request.path_info
+    path = request.path_info  # without the script prefix, like conf.EXCLUDE_PATHS
     if any(path.startswith(prefix) for prefix in conf.EXCLUDE_PATHS):
         return True
     return view is not None and any(fnmatchcase(view, p) for p in conf.EXCLUDE_VIEWS)
@@ -107,13 +117,24 @@ def user_id(user: Any) -> Any:
     return user.pk
 
 
-async def auser_id(request: HttpRequest) -> Any:
-    """``user_id`` of the request's user, loaded without blocking the event loop."""
-    if not hasattr(request, "user"):
-        return None
-    if hasattr(request, "auser"):
-        return user_id(await request.auser())
-    return await sync_to_async(lambda: user_id(request.user))()  # pragma: no cover (Django 4.2)
+def loaded_user_id(request: HttpRequest) -> Any:
+    """``user_id`` of the request's user if the request already loaded it, else ``None``.
+
+    Never evaluates ``request.user`` nor awaits ``request.auser()``: doing so reads the session,
+    which marks it accessed (``SessionMiddleware`` then adds ``Vary: Cookie``) and costs a query.
+    """
+    attributes = vars(request)
+    user = attributes.get("user")
+    if isinstance(user, SimpleLazyObject):
+        wrapped = user._wrapped
+        if wrapped is not empty:
+            return user_id(wrapped)
+    elif user is not None:  # a real user object set by another middleware or a test
+        return user_id(user)
+    for cached in ("_acached_user", "_cached_user"):  # Django's auser() / get_user() caches
+        if cached in attributes:
+            return user_id(attributes[cached])
+    return None
 
 
 def queue_request_writes(request: HttpRequest, writes: Writes, uid: Any = None) -> None:
@@ -159,7 +180,7 @@ class MetricsMiddleware:
         setattr(request, WRITES_ATTRIBUTE, writes)
         response = self.get_response(request)
         try:
-            uid = user_id(getattr(request, "user", None)) if conf.ACTIVE_USERS else None
+            uid = loaded_user_id(request) if conf.ACTIVE_USERS else None
         except Exception:
             logger.exception("Metrics middleware could not read the request's user.")
             uid = None
@@ -171,7 +192,7 @@ class MetricsMiddleware:
         setattr(request, WRITES_ATTRIBUTE, writes)
         response = await self.get_response(request)  # type: ignore[misc]
         try:
-            uid = await auser_id(request) if conf.ACTIVE_USERS else None
+            uid = loaded_user_id(request) if conf.ACTIVE_USERS else None
         except Exception:
             logger.exception("Metrics middleware could not read the request's user.")
             uid = None

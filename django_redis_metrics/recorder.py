@@ -8,14 +8,17 @@ way (hits on the same counter in the same second are then summed into one increm
 marked twice is marked once). The request itself only appends to a queue: it never waits on
 Redis, under WSGI or ASGI, and a Redis that is down or slow cannot slow it.
 
-The queue is bounded (``MAX_PENDING`` submissions); beyond it writes are dropped and counted.
-:func:`flush` waits until everything queued has been sent or dropped (tests, shutdown).
+The queue is bounded (``MAX_PENDING`` submissions); beyond it writes are dropped, counted in
+``sender.dropped`` and a warning is logged (at most once per ``FAIL_OPEN_COOLDOWN``).
+:func:`flush` waits until everything queued has been sent or dropped (tests, shutdown). After a
+fork the child gets new locks, a new queue and a new thread (``os.register_at_fork``).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import logging
 import os
 import queue
@@ -23,13 +26,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
-
-from redis.exceptions import RedisError
 
 from .batch import Batch
 from .bitmaps import UniqueBitmap
+from .connection import REDIS_ERRORS
 from .counter import Counter
+from .periods import get_zone
 
 logger = logging.getLogger("django_redis_metrics")
 
@@ -47,7 +51,7 @@ class Writes:
 
     hits: list[tuple[str, int]] = field(default_factory=list)
     marks: list[tuple[str, Any, float]] = field(default_factory=list)
-    deferred: list[Deferred] = field(default_factory=list)
+    deferred: list[tuple[str, Deferred]] = field(default_factory=list)
 
     def incr(self, name: str, count: int = 1) -> None:
         self.hits.append((name, count))
@@ -55,9 +59,10 @@ class Writes:
     def mark(self, name: str, user_id: Any, when: float | None = None) -> None:
         self.marks.append((name, user_id, time.time() if when is None else when))
 
-    def defer(self, write: Deferred) -> None:
-        """Queue ``write(batch)``: any model write made with ``batch=batch``."""
-        self.deferred.append(write)
+    def defer(self, write: Deferred, label: str = "") -> None:
+        """Queue ``write(batch)``: any model write made with ``batch=batch``; ``label`` (the
+        metric's name) names it in logs."""
+        self.deferred.append((label or getattr(write, "__qualname__", "a write"), write))
 
     def __bool__(self) -> bool:
         return bool(self.hits or self.marks or self.deferred)
@@ -69,36 +74,47 @@ class _Submission:
     second: int
 
 
+def _local_hour(when: float, zone: Any) -> int:
+    """The start of the local hour holding ``when``: marks in the same local hour set the same
+    bits in every period (an hour never straddles a local day, even in half-hour zones)."""
+    start = datetime.fromtimestamp(when, zone).replace(minute=0, second=0, microsecond=0)
+    return int(start.timestamp())
+
+
 def build_batch(submissions: list[_Submission]) -> Batch:
-    """One batch for many submissions: hits summed per (counter, second), marks deduplicated."""
+    """One batch for many submissions: hits summed per (counter, second), marks deduplicated
+    per (bitmap, user, local hour).
+
+    A Redis error while preparing (a first-seen str user id on Redis Cluster is mapped first)
+    propagates: the caller opens the breaker. Any other error drops only that write (logged,
+    rate-limited).
+    """
+    from .failopen import report_data_error
+
     batch = Batch()
     hits: dict[tuple[str, int], int] = {}
     marks: dict[tuple[str, Any, int], float] = {}
+    zone = get_zone() if any(item.writes.marks for item in submissions) else None
     for item in submissions:
         for name, count in item.writes.hits:
             hits[(name, item.second)] = hits.get((name, item.second), 0) + count
         for name, user_id, when in item.writes.marks:
-            marks[(name, user_id, int(when // 3600))] = when
-    writes: list[Deferred] = []
+            marks[(name, user_id, _local_hour(when, zone))] = when
+    writes: list[tuple[str, Deferred]] = []
     for (name, second), count in hits.items():
-        writes.append(_incr(name, count, second))
+        writes.append((name, _incr(name, count, second)))
     for (name, user_id, _hour), when in marks.items():
-        writes.append(_mark(name, user_id, when))
+        writes.append((name, _mark(name, user_id, when)))
     for item in submissions:
         writes += item.writes.deferred
-    for write in writes:
+    for label, write in writes:
         try:
             write(batch)
-        except (RedisError, OSError) as exc:
-            # Preparing can talk to Redis (a first-seen str user id on Redis Cluster is mapped
-            # first): a failure there opens the breaker like a failed send.
-            from .failopen import breaker
-
-            breaker.failure(exc)
+        except REDIS_ERRORS:
             batch.calls.clear()
-            return batch
-        except Exception:
-            logger.exception("Dropped a metrics write that could not be prepared.")
+            raise
+        except Exception as exc:
+            report_data_error(label, exc, stored=False)
     return batch
 
 
@@ -120,8 +136,21 @@ class Sender:
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._pending = 0
+        #: Submissions dropped because the queue was full (since start or fork).
         self.dropped = 0
+        self._last_overflow_log: float | None = None
         self.round_trips = 0
+
+    def _after_fork_in_child(self) -> None:
+        """The parent's sender thread may have held these at the fork: start afresh."""
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._queue = queue.SimpleQueue()
+        self._thread = None
+        self._pending = 0
+        self._pid = os.getpid()
+        self.dropped = 0
+        self._last_overflow_log = None
 
     def submit(self, writes: Writes, when: float | None = None) -> bool:
         """Queue ``writes``; False if they were dropped (breaker open, or queue full)."""
@@ -137,20 +166,26 @@ class Sender:
                 self._start()
             if self._pending >= MAX_PENDING:
                 self.dropped += 1
+                self._overflowed()
                 return False
             self._pending += 1
         self._queue.put(_Submission(writes, second))
         return True
 
-    def after_fork(self) -> None:
-        """In a forked child: forget the parent's thread, queue and lock (which the parent's
-        sender may have held at the fork); the child starts its own sender on first use."""
-        self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)
-        self._queue = queue.SimpleQueue()
-        self._thread = None
-        self._pending = 0
-        self._pid = 0
+    def _overflowed(self) -> None:
+        # Called with the lock held: log the first overflow, then at most once per cooldown.
+        from .conf import conf
+
+        now = time.monotonic()
+        last = self._last_overflow_log
+        if last is not None and now - last < conf.FAIL_OPEN_COOLDOWN:
+            return
+        self._last_overflow_log = now
+        logger.warning(
+            "Metrics queue full (%d requests' writes waiting): dropping new writes "
+            "(%d dropped so far). Redis is too slow for this traffic.",
+            MAX_PENDING, self.dropped,
+        )
 
     def _start(self) -> None:
         # Called with the lock held; after a fork the parent's thread and queue are gone.
@@ -179,15 +214,18 @@ class Sender:
                     break
                 items.append(item)
             try:
-                batch = build_batch(items)
-                if batch.calls:
-                    self.round_trips += 1
-                    failopen.send(batch)
+                failopen.prepare_and_send(functools.partial(self._prepare, items), len(items))
             except Exception:  # pragma: no cover - send() never raises; keep the thread alive
                 logger.exception("The metrics sender failed.")
             with self._lock:
                 self._pending -= len(items)
                 self._idle.notify_all()
+
+    def _prepare(self, items: list[_Submission]) -> Batch:
+        batch = build_batch(items)
+        if batch.calls:
+            self.round_trips += 1
+        return batch
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until every queued write was sent or dropped; False on timeout."""
@@ -203,8 +241,18 @@ class Sender:
 
 #: The process's sender.
 sender = Sender()
-# Servers that fork after importing the app (gunicorn --preload) give each worker its own.
-os.register_at_fork(after_in_child=sender.after_fork)
+
+
+def _after_fork_in_child() -> None:
+    """Locks the sender thread may hold at a fork, made anew in the child: the sender's own
+    and the id cache's that preparing a mark takes (bitmaps.py)."""
+    from . import bitmaps
+
+    sender._after_fork_in_child()
+    bitmaps.id_cache._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def submit(writes: Writes, when: float | None = None) -> bool:

@@ -12,21 +12,24 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import wraps
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
+from redis.exceptions import NoScriptError
 
 from .bitmaps import UniqueBitmap
+from .catalogue import CataloguedMetric
 from .connection import get_redis_connection
 from .counter import Counter
-from .events import EventSeries
-from .keys import to_str, validate_name
+from .events import VALUES_PER_CALL, EventSeries
+from .keys import metric_key, to_str, validate_name
 from .models import PERMISSION
 from .periods import Period, period_class
+from .scripts import script
 from .timeutil import slice_start
 
 ViewFunction = Callable[..., HttpResponse]
@@ -40,6 +43,11 @@ TOTALS: tuple[tuple[str, int], ...] = (
     ("last minute", 60), ("last hour", 3600), ("last day", 86400),
 )
 PER_PAGE = 100
+
+
+def score(timestamp: float) -> str:
+    """A timestamp as Redis reads it back exactly (a sorted-set score bound)."""
+    return repr(float(timestamp))
 
 
 def current_time() -> float:
@@ -157,23 +165,40 @@ def _int(value: Any) -> int:
     return 0 if value is None else int(to_str(value))
 
 
-def stored_counters(names: list[str]) -> list[Counter]:
-    """The counters ``names`` as their writers configured them: one round trip."""
+M = TypeVar("M", bound=CataloguedMetric)
+
+
+def stored_metrics(model: type[M], names: Sequence[str]) -> list[M]:
+    """The metrics ``names`` as their writers configured them: one round trip."""
     if not names:
         return []
     pipe = get_redis_connection().pipeline(transaction=False)
     for name in names:
-        pipe.hgetall(Counter(name).meta_key)
-    return [Counter.from_meta(name, meta) if meta else Counter(name)
-            for name, meta in zip(names, pipe.execute(), strict=True)]
+        pipe.hgetall(metric_key(model.KIND, name, "meta"))
+    metrics = []
+    for name, meta in zip(names, pipe.execute(), strict=True):
+        try:
+            metrics.append(model.from_meta(name, meta))
+        except LookupError:  # listed, but retired or never configured meanwhile: defaults
+            metrics.append(model(name))
+    return metrics
+
+
+def stored_counters(names: list[str]) -> list[Counter]:
+    """The counters ``names`` as their writers configured them: one round trip."""
+    return stored_metrics(Counter, names)
+
+
+def listing_page(request: HttpRequest, names: list[str]) -> tuple[Any, str, int]:
+    """(page of the names matching ``?q=``, the query, how many match): ``PER_PAGE`` a page."""
+    query = request.GET.get("q", "").strip()
+    if query:
+        names = [name for name in names if query.lower() in name.lower()]
+    return Paginator(names, PER_PAGE).get_page(request.GET.get("p")), query, len(names)
 
 
 def counter_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
-    query = request.GET.get("q", "").strip()
-    names = Counter.objects.names()
-    if query:
-        names = [name for name in names if query.lower() in name.lower()]
-    page = Paginator(names, PER_PAGE).get_page(request.GET.get("p"))
+    page, query, count = listing_page(request, Counter.objects.names())
     counters = stored_counters(list(page.object_list))
     now = current_time()
     context.update(
@@ -182,7 +207,8 @@ def counter_list(request: HttpRequest, context: dict[str, Any]) -> TemplateRespo
         totals_labels=[text for text, _ in TOTALS],
         page=page,
         query=query,
-        count=len(names),
+        count=count,
+        noun="counter",
     )
     return TemplateResponse(request, "django_redis_metrics/admin/counter_list.html", context)
 
@@ -258,7 +284,13 @@ EVENT_WINDOW_DEFAULT = 300
 #: Windows on an event series' chart.
 EVENT_POINTS = 60
 NEWEST_EVENTS = 20
+#: Values shown per indexed field (the most frequent of those counted).
 TOP_VALUES = 20
+#: Indexed fields shown on an event series' page.
+FIELDS_SHOWN = 10
+#: Values of each shown field counted per page load (one SSCAN step: a COUNT hint, so about
+#: this many), all fields in one pipelined round trip; fields with more values say so.
+VALUES_COUNTED = min(200, VALUES_PER_CALL)
 
 
 def get_series(name: str) -> EventSeries:
@@ -291,17 +323,57 @@ def series_payload(series: EventSeries, window: int, now: float) -> dict[str, An
 
 
 def event_series_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
+    """A page of series with their recent counts: two round trips, whatever the page holds."""
+    page, query, count = listing_page(request, EventSeries.objects.names())
+    series_list = stored_metrics(EventSeries, list(page.object_list))
     now = current_time()
-    rows = []
-    for series in EventSeries.objects.all():
-        rows.append({
-            "series": series,
-            "hour": series.count(now - 3600, now),
-            "day": series.count(now - 86400, now),
-            "total": series.size(),
-        })
-    context.update(title="Event series", rows=rows)
+    pipe = get_redis_connection().pipeline(transaction=False)
+    for series in series_list:
+        pipe.zcount(series.time_key, score(now - 3600), score(now))
+        pipe.zcount(series.time_key, score(now - 86400), score(now))
+        pipe.zcard(series.time_key)
+    replies = iter(pipe.execute() if series_list else [])
+    rows = [
+        {"series": series, "hour": int(next(replies)), "day": int(next(replies)),
+         "total": int(next(replies))}
+        for series in series_list
+    ]
+    context.update(title="Event series", rows=rows, page=page, query=query, count=count,
+                   noun="event series")
     return TemplateResponse(request, "django_redis_metrics/admin/event_series_list.html", context)
+
+
+def field_counts(series: EventSeries, lo: float, hi: float) -> list[dict[str, Any]]:
+    """Top values of the first ``FIELDS_SHOWN`` indexed fields over ``[lo, hi]``: about
+    ``VALUES_COUNTED`` values counted per field, every field in one pipelined round trip."""
+    fields = series.index[:FIELDS_SHOWN]
+    if not fields:
+        return []
+    counter = script("events_count_index")
+    client = get_redis_connection()
+    for attempt in range(2):
+        pipe = client.pipeline(transaction=False)
+        for field_name in fields:
+            pipe.scard(series.values_key(field_name))
+            counter.queue(pipe, [series.values_key(field_name)],
+                          ["0", score(lo), score(hi), series.key("by", field_name, ""),
+                           VALUES_COUNTED])
+        replies = pipe.execute(raise_on_error=False)
+        if attempt == 0 and any(isinstance(r, NoScriptError) for r in replies):
+            counter.ensure_loaded(client)
+            continue
+        break
+    blocks = []
+    for i, field_name in enumerate(fields):
+        distinct, reply = replies[2 * i], replies[2 * i + 1]
+        for answer in (distinct, reply):
+            if isinstance(answer, Exception):
+                raise answer
+        counts = {to_str(reply[j]): int(reply[j + 1]) for j in range(1, len(reply), 2)}
+        top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:TOP_VALUES]
+        blocks.append({"field": field_name, "values": top, "distinct": int(distinct),
+                       "partial": to_str(reply[0]) != "0"})
+    return blocks
 
 
 def event_series_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
@@ -310,11 +382,7 @@ def event_series_detail(request: HttpRequest, context: dict[str, Any]) -> Templa
     now = current_time()
     payload = series_payload(series, window, now)
     start = payload["points"][0][0]
-    by_field = []
-    for field_name in series.index:
-        counts = series.count_by(field_name, start, now)
-        top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:TOP_VALUES]
-        by_field.append({"field": field_name, "values": top, "distinct": len(counts)})
+    by_field = field_counts(series, start, now)
     newest = []
     for event in series.latest(NEWEST_EVENTS):
         fields = {k: v for k, v in event.items() if k not in ("id", "timestamp")}
@@ -336,6 +404,9 @@ def event_series_detail(request: HttpRequest, context: dict[str, Any]) -> Templa
         span_label=label(window * EVENT_POINTS),
         payload=payload,
         by_field=by_field,
+        fields_hidden=max(len(series.index) - FIELDS_SHOWN, 0),
+        values_counted=VALUES_COUNTED,
+        top_values=TOP_VALUES,
         newest=newest,
     )
     return TemplateResponse(request, "django_redis_metrics/admin/event_series_detail.html",
@@ -376,12 +447,22 @@ def period_counts(bitmap: UniqueBitmap, now: float) -> dict[str, list[tuple[Peri
 
 
 def bitmap_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
+    """A page of bitmaps with today's, this week's and this month's uniques: two round trips."""
+    page, query, count = listing_page(request, UniqueBitmap.objects.names())
+    bitmaps = stored_metrics(UniqueBitmap, list(page.object_list))
     now = current_time()
-    rows = []
-    for bitmap in UniqueBitmap.objects.all():
-        counts = {p: bitmap.count(p, now) for p in ("day", "week", "month") if p in bitmap.periods}
-        rows.append({"bitmap": bitmap, "counts": counts})
-    context.update(title="Unique users", rows=rows)
+    pipe = get_redis_connection().pipeline(transaction=False)
+    shown = []
+    for bitmap in bitmaps:
+        kinds = [p for p in ("day", "week", "month") if p in bitmap.periods]
+        for kind in kinds:
+            pipe.bitcount(bitmap.key(period_class(kind).containing(now)))
+        shown.append((bitmap, kinds))
+    replies = iter(pipe.execute() if bitmaps else [])
+    rows = [{"bitmap": bitmap, "counts": {kind: int(next(replies)) for kind in kinds}}
+            for bitmap, kinds in shown]
+    context.update(title="Unique users", rows=rows, page=page, query=query, count=count,
+                   noun="bitmap")
     return TemplateResponse(request, "django_redis_metrics/admin/bitmap_list.html", context)
 
 

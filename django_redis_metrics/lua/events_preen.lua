@@ -14,6 +14,8 @@
 -- ARGV[6]          prefix of cache keys (prefix .. window size)
 -- ARGV[7]          most old cached windows removed by this call
 -- ARGV[8]          '1' to drop every key of the series if its time index is then empty
+-- ARGV[9]          the overflow value: an event whose value was not admitted under the cap of
+--                  distinct values is indexed under it (see events_record.lua)
 -- The keys built from prefixes are derived from stored data, so they are not in KEYS; they all
 -- carry the series' hash tag, so on Redis Cluster they are in KEYS[1]'s slot, on this node.
 -- Returns {events removed, 1 if old cached windows remain, 1 if the series was dropped}.
@@ -41,9 +43,16 @@ for i = 1, #page, 2 do
         if value then
             local text = string.sub(value, 3)
             local index = ARGV[4] .. field .. ':' .. text
-            redis.call('ZREM', index, id)
+            local removed = redis.call('ZREM', index, id)
             if redis.call('EXISTS', index) == 0 then
                 redis.call('SREM', ARGV[5] .. field, text)
+            end
+            if removed == 0 and text ~= ARGV[9] then
+                -- Not admitted under the cap: the event was indexed under the overflow value.
+                local overflow = ARGV[4] .. field .. ':' .. ARGV[9]
+                if redis.call('ZREM', overflow, id) == 1 and redis.call('EXISTS', overflow) == 0 then
+                    redis.call('SREM', ARGV[5] .. field, ARGV[9])
+                end
             end
         end
     end

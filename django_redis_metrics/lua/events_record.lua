@@ -4,14 +4,20 @@
 -- KEYS[2]          the time index (sorted set: id -> timestamp)
 -- KEYS[3]          the meta hash (retention, indexed fields); also the catalogue marker
 -- KEYS[4]          the set of cached window sizes
--- KEYS[5..m]       per indexed (field, value): its sorted set, then the field's values set
+-- KEYS[5..m]       per indexed (field, value): its sorted set, the field's values set, and the
+--                  sorted set of the field's overflow value (ARGV[7])
 -- KEYS[#KEYS]      the catalogue, only when it can be written here (not on Redis Cluster)
 -- ARGV[1]          prefix of event hash keys (prefix .. id)
 -- ARGV[2]          prefix of cache keys (prefix .. window size)
 -- ARGV[3]          series name (catalogue member)
 -- ARGV[4]          1 when the catalogue key is given, else 0
 -- ARGV[5]          retention in seconds, or '' for the EVENT_RETENTION setting
--- ARGV[6]          number of indexed fields, then their names
+-- ARGV[6]          the series' own cap of distinct values per indexed field, or '' when it
+--                  follows the EVENT_MAX_VALUES setting (stored in the meta hash, as retention)
+-- ARGV[7]          the cap in effect (a positive integer): a value not seen yet, once the
+--                  field's values set holds the cap, is indexed under the overflow value instead
+-- ARGV[8]          the overflow value (its sorted set is the third key of each entry)
+-- ARGV[9]          number of indexed fields, then their names
 -- then            number of events, then per event: timestamp, number of fields, (field, value)
 --                  pairs, number of index entries, (KEYS position of the sorted set, value) pairs
 -- Event hashes and cache keys are derived from data here (the id is made in this script), so
@@ -28,12 +34,17 @@ local function fail(message)
 end
 local has_catalogue = ARGV[4] == '1'
 local last_key = has_catalogue and #KEYS - 1 or #KEYS
-local a = 6
+local cap = tonumber(ARGV[7])
+if not cap or cap < 1 or cap ~= math.floor(cap) then
+    return fail('bad cap of distinct values')
+end
+local overflow = ARGV[8]
+local a = 9
 local n_index = tonumber(ARGV[a])
 if not n_index or n_index < 0 then
     return fail('bad number of indexed fields')
 end
-local meta = {'retention', ARGV[5]}
+local meta = {'retention', ARGV[5], 'max_values', ARGV[6]}
 for i = 1, n_index do
     meta[#meta + 1] = 'i:' .. ARGV[a + i]
     meta[#meta + 1] = '1'
@@ -63,7 +74,7 @@ for e = 1, n_events do
     event.entries, event.n_entries = a + 1, n_entries
     for j = 1, n_entries do
         local k = tonumber(ARGV[a + 2 * j - 1])
-        if not k or k < 5 or k + 1 > last_key then
+        if not k or k < 5 or k + 2 > last_key then
             return fail('bad index key position')
         end
     end
@@ -81,9 +92,10 @@ if seq and (not string.match(seq, '^%d+$') or tonumber(seq) + n_events >= 2 ^ 53
     return fail('the id counter ' .. KEYS[1] .. ' holds ' .. seq)
 end
 redis.call('ZCARD', KEYS[2])
-for k = 5, last_key, 2 do
+for k = 5, last_key, 3 do
     redis.call('ZCARD', KEYS[k])
     redis.call('SCARD', KEYS[k + 1])
+    redis.call('ZCARD', KEYS[k + 2])
 end
 local sizes = {}
 for _, size in ipairs(redis.call('SMEMBERS', KEYS[4])) do
@@ -116,8 +128,14 @@ for e, event in ipairs(events) do
     for j = 0, event.n_entries - 1 do
         local p = event.entries + 2 * j
         local k = tonumber(ARGV[p])
-        redis.call('ZADD', KEYS[k], event.ts, id)
-        redis.call('SADD', KEYS[k + 1], ARGV[p + 1])
+        local index, value = KEYS[k], ARGV[p + 1]
+        -- The cap: a value not seen yet, once the field holds the cap, goes to the overflow.
+        if redis.call('SISMEMBER', KEYS[k + 1], value) == 0
+            and redis.call('SCARD', KEYS[k + 1]) >= cap then
+            index, value = KEYS[k + 2], overflow
+        end
+        redis.call('ZADD', index, event.ts, id)
+        redis.call('SADD', KEYS[k + 1], value)
     end
     local t = event.t
     for _, size in ipairs(sizes) do

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.decorators import method_decorator
@@ -47,6 +47,10 @@ class Buy(View):
 
 @track_event("downloads", index=["file"], url_kwargs=["file"])
 async def download(request: HttpRequest, file: str) -> HttpResponse:
+    """Only files that exist are served, and so recorded (``only_if``'s default: status below
+    400): a URL value becomes an indexed value, so a made-up name must not create keys."""
+    if file not in FILES:
+        raise Http404("No such file.")
     response = HttpResponse(f"Contents of {file}\n", content_type="text/plain")
     response["Content-Disposition"] = "attachment"
     return response

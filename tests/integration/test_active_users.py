@@ -49,20 +49,31 @@ def analyst(single: Any, settings: Any) -> Client:
 
 
 def test_middleware_marks_signed_in_users_only(site: Any, alice: User) -> None:
-    flushed(Client().get("/sync/"))
+    site.ROOT_URLCONF = "tests.integration.user_urls"
+    flushed(Client().get("/whoami/"))
     assert not UniqueBitmap.objects.names()
-    flushed(signed_in(alice).get("/sync/"))
-    flushed(signed_in(alice).get("/class/"))
+    flushed(signed_in(alice).get("/whoami/"))
+    flushed(signed_in(alice).get("/whoami/"))
     active = UniqueBitmap("active_users")
     assert active.count("day") == 1
     assert active.contains(alice.pk, "day")
 
 
 def test_middleware_marks_users_of_async_views(site: Any, alice: User) -> None:
+    site.ROOT_URLCONF = "tests.integration.user_urls"
     client = AsyncClient()
     client.force_login(alice)
-    assert flushed(async_to_sync(client.get)("/async/")).status_code == 200
+    assert flushed(async_to_sync(client.get)("/awhoami/")).status_code == 200
     assert UniqueBitmap("active_users").contains(alice.pk, "week")
+
+
+def test_middleware_never_loads_the_user_itself(site: Any, alice: User) -> None:
+    """A view that never reads ``request.user`` costs no session or user query: not marked."""
+    flushed(signed_in(alice).get("/sync/"))
+    client = AsyncClient()
+    client.force_login(alice)
+    flushed(async_to_sync(client.get)("/async/"))
+    assert not UniqueBitmap.objects.names()
 
 
 def test_mark_on_function_async_and_class_based_views(site: Any, alice: User) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 
 from django_redis_metrics import Counter
 
@@ -160,3 +160,27 @@ def test_counter_pages_on_a_single_node_and_on_redis_cluster(
     ]
     data = client.get(url("countermetric", "data") + "?name=b&precision=3600").json()
     assert data["total"] == 2
+
+
+#: Django's default object URLs of a ModelAdmin; the metrics models have no table behind them.
+DEFAULT_OBJECT_PATHS = ["add/", "1/", "1/change/", "1/history/", "1/delete/", "autocomplete/"]
+MODELS = ["countermetric", "eventseriesmetric", "uniquebitmapmetric"]
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("kind", ["clerk", "analyst", "root"])
+def test_default_object_urls_are_not_served(admin_site: Any, model: str, kind: str) -> None:
+    """No staff user, with or without the permission, reaches a view that queries the missing
+    table (it was HTTP 500, "no such table"); anonymous users are sent to the login page."""
+    user = make_user(kind, staff=True, permitted=kind == "analyst", superuser=kind == "root")
+    staff, anonymous = client_for(user), client_for(None)
+    base = url(model, "changelist")
+    for suffix in DEFAULT_OBJECT_PATHS:
+        response = staff.get(base + suffix)
+        assert response.status_code in (403, 404), (suffix, response.status_code)
+        response = anonymous.get(base + suffix)
+        assert response.status_code == 302, suffix
+        assert response["Location"].startswith(reverse("admin:login"))
+    for name in ("add", "change", "history", "delete"):
+        with pytest.raises(NoReverseMatch):
+            reverse(f"admin:django_redis_metrics_{model}_{name}", args=[1] if name != "add" else [])

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from io import StringIO
 from pathlib import Path
@@ -16,6 +18,7 @@ from django.core.management import CommandError, call_command
 from django_redis_metrics import Counter, EventSeries, UniqueBitmap, cleanup
 from django_redis_metrics.keys import temp_key
 from django_redis_metrics.periods import period_class
+from django_redis_metrics.testing import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 DAY = 86400
@@ -130,3 +133,101 @@ def test_unreachable_redis_exits_non_zero() -> None:
     assert result.returncode == 1
     assert "Redis at 'redis://127.0.0.1:1/0' cannot be reached" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_interval_and_max_passes_need_loop(single: Any) -> None:
+    for option in (["--interval", "5"], ["--max-passes", "2"]):
+        with pytest.raises(CommandError, match="only apply with --loop"):
+            run(*option)
+
+
+def test_unreachable_redis_cluster_is_a_clear_error(settings: Any) -> None:
+    """redis-py's RedisClusterException is not a RedisError: it must not escape as a traceback."""
+    settings.DJANGO_REDIS_METRICS = {"CONNECTION": "redis://127.0.0.1:1/0", "CLUSTER": True,
+                                     "SOCKET_CONNECT_TIMEOUT": 0.5}
+    with pytest.raises(CommandError, match="cannot be reached"):
+        run()
+
+
+class SharedOutput(StringIO):
+    """Command output another thread can wait on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self.lock:
+            return super().write(text)
+
+    def text(self) -> str:
+        with self.lock:
+            return self.getvalue()
+
+
+def wait_for(predicate: Any, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_loop_outlives_a_redis_restart(settings: Any) -> None:
+    """A Redis blip in --loop mode is reported once and the loop goes on (it used to exit)."""
+    server = RedisServer().start()
+    try:
+        settings.DJANGO_REDIS_METRICS = {"CONNECTION": server.url, "PREFIX": "blip",
+                                         "SOCKET_CONNECT_TIMEOUT": 0.5, "SOCKET_TIMEOUT": 1}
+        Counter("hits", precisions=[1]).incr()
+        out, err = SharedOutput(), SharedOutput()
+        passes_seen = lambda: out.text().count(": counter:")  # noqa: E731
+        # The command runs in a thread; this (main) thread owns the server, which dies with
+        # the thread that started it.
+        runner = threading.Thread(target=lambda: call_command(
+            "clean_metrics", "--loop", "--interval", "0.05", "--max-passes", "200",
+            "--kind", "counter", stdout=out, stderr=err))
+        runner.start()
+        try:
+            wait_for(lambda: "pass 1: counter" in out.text())
+            server.stop()
+            wait_for(lambda: "failed" in err.text())
+            time.sleep(0.3)  # a few more failed passes, silently
+            server.start()
+            wait_for(lambda: "answers again" in err.text())
+            seen = passes_seen()
+            wait_for(lambda: passes_seen() > seen)  # cleaning again after the outage
+        finally:
+            runner.join(120)
+        errors = err.text()
+        assert errors.count("failed") == 1, errors  # once per outage, not once per pass
+        assert "retrying every 0.05 s" in errors
+        assert "pass 199: counter" in out.text()
+    finally:
+        server.cleanup()
+
+
+def test_sigterm_stops_the_loop_cleanly(single: Any) -> None:
+    script = (
+        "import django, sys\n"
+        "django.setup()\n"
+        "from django.conf import settings\n"
+        f"settings.DJANGO_REDIS_METRICS = {{'CONNECTION': {single.url!r}, "
+        f"'PREFIX': {single.prefix!r}}}\n"
+        "from django.core.management import call_command\n"
+        "call_command('clean_metrics', '--loop', '--interval', '30', '--kind', 'counter')\n"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(ROOT),
+           "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("pass 0: counter")
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=20)  # not the 30 s interval
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, stderr
+    assert "Stopped after 1 passes (SIGTERM)." in stdout

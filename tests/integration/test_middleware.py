@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import threading
 import uuid
@@ -309,18 +308,3 @@ def test_a_redis_error_while_preparing_writes_opens_the_breaker(
     assert failopen.breaker.is_open
     assert not Counter("prepared").exists()  # the whole batch was dropped
 
-
-def test_a_forked_worker_gets_its_own_sender(single: Any, with_middleware: Any) -> None:
-    get("/sync/")  # the parent's sender thread is running
-    pid = os.fork()
-    if pid == 0:  # the child: count a request through its own sender, then report
-        status = 1
-        try:
-            if get("/class/") == 200 and hits("hits:class") == 1:
-                status = 0
-        finally:
-            os._exit(status)
-    _, code = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(code) == 0
-    assert get("/sync/") == 200  # the parent's sender still works
-    assert hits("hits:sync") == 2

@@ -2,17 +2,42 @@
 
 from __future__ import annotations
 
+import signal
+import threading
 from argparse import ArgumentParser
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
-from redis.exceptions import RedisError
 
 from django_redis_metrics import cleanup
 from django_redis_metrics.conf import conf
-from django_redis_metrics.connection import get_redis_connection
+from django_redis_metrics.connection import REDIS_ERRORS, get_redis_connection
 from django_redis_metrics.failopen import redacted
+
+#: What the initial connectivity check turns into a clear error (and a non-zero exit).
+STARTUP_ERRORS: tuple[type[Exception], ...] = (*REDIS_ERRORS, ImproperlyConfigured)
+
+
+@contextmanager
+def stop_on_sigterm(stop: threading.Event) -> Iterator[None]:
+    """While inside, SIGTERM sets ``stop`` (the loop ends after its current pass or sleep)
+    instead of killing the process; outside the main thread, signals are left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class Command(BaseCommand):
@@ -28,11 +53,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--loop", action="store_true",
             help="Keep cleaning, a pass about every --interval seconds (coarse precisions less "
-            "often), until interrupted.",
+            "often), until interrupted (Ctrl-C or SIGTERM). A Redis outage is logged and the "
+            "pass retried after the interval.",
         )
         parser.add_argument(
-            "--interval", type=float, default=cleanup.PASS_INTERVAL,
-            help="Seconds between passes with --loop (default: %(default)s).",
+            "--interval", type=float, default=None,
+            help=f"Seconds between passes with --loop (default: {cleanup.PASS_INTERVAL}).",
         )
         parser.add_argument(
             "--max-passes", type=int, default=None, help="With --loop, stop after this many passes."
@@ -44,24 +70,33 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         verbosity: int = options["verbosity"]
-        if options["interval"] <= 0:
+        loop: bool = options["loop"]
+        interval: float | None = options["interval"]
+        max_passes: int | None = options["max_passes"]
+        if not loop and (interval is not None or max_passes is not None):
+            raise CommandError("--interval and --max-passes only apply with --loop.")
+        if interval is not None and not interval > 0:
             raise CommandError("--interval must be a positive number of seconds.")
-        if options["max_passes"] is not None and options["max_passes"] < 1:
+        if max_passes is not None and max_passes < 1:
             raise CommandError("--max-passes must be at least 1.")
         kinds = options["kinds"]
         dry_run: bool = options["dry_run"]
         where = redacted(conf.CONNECTION)
         try:
             get_redis_connection().ping()
-        except (RedisError, OSError, ImproperlyConfigured) as exc:
+        except STARTUP_ERRORS as exc:
             raise CommandError(
                 f"Cannot clean metrics: Redis at {where!r} cannot be reached: {exc}"
             ) from exc
         if verbosity >= 2:
             mode = " (dry run: nothing is changed)" if dry_run else ""
             self.stdout.write(f"Cleaning metrics under prefix {conf.PREFIX!r} at {where}{mode}.")
+        failing = [False]
 
         def report(passes: int, reports: list[cleanup.CleanupReport]) -> None:
+            if failing[0]:
+                failing[0] = False
+                self.stderr.write(f"pass {passes}: Redis at {where!r} answers again; cleaning.")
             for item in reports:
                 if verbosity >= 1:
                     self.stdout.write(f"pass {passes}: {item.summary()}")
@@ -71,20 +106,35 @@ class Command(BaseCommand):
             if verbosity >= 1 and dry_run:
                 self.stdout.write(f"pass {passes}: dry run, nothing was changed.")
 
-        try:
-            if options["loop"]:
-                passes = cleanup.run_loop(
-                    report,
-                    interval=options["interval"],
-                    max_passes=options["max_passes"],
-                    dry_run=dry_run,
-                    kinds=kinds,
+        def error(passes: int, exc: Exception) -> None:
+            """Once per outage: the daemon keeps trying, a pass per interval."""
+            if not failing[0]:
+                failing[0] = True
+                self.stderr.write(
+                    f"pass {passes}: Redis at {where!r} failed: {exc}; retrying every "
+                    f"{interval or cleanup.PASS_INTERVAL:g} s until it answers."
                 )
-                if verbosity >= 2:
-                    self.stdout.write(f"Stopped after {passes} passes.")
+
+        stop = threading.Event()
+        try:
+            if loop:
+                with stop_on_sigterm(stop):
+                    passes = cleanup.run_loop(
+                        report,
+                        interval=interval or cleanup.PASS_INTERVAL,
+                        max_passes=max_passes,
+                        dry_run=dry_run,
+                        kinds=kinds,
+                        should_stop=stop.is_set,
+                        sleep=stop.wait,
+                        on_error=error,
+                    )
+                if verbosity >= 2 or stop.is_set():
+                    why = " (SIGTERM)" if stop.is_set() else ""
+                    self.stdout.write(f"Stopped after {passes} passes{why}.")
             else:
                 report(0, cleanup.clean_all(dry_run=dry_run, kinds=kinds))
-        except (RedisError, OSError) as exc:
+        except REDIS_ERRORS as exc:
             raise CommandError(f"Cannot clean metrics: Redis at {where!r} failed: {exc}") from exc
         except KeyboardInterrupt:
             self.stdout.write("Interrupted; stopping.")

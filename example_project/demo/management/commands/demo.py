@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from argparse import ArgumentParser
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.test import Client
 from django.urls import reverse
+
+from django_redis_metrics import recorder
 
 from ...metrics import COUNTRIES, FILES, PRODUCTS
 
@@ -33,6 +35,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-visitors", action="store_true", help="Do not simulate visitors while serving."
         )
+        parser.add_argument(
+            "--no-traffic", action="store_true",
+            help="Do not generate past traffic (the browser test counts its own hits).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("migrate", verbosity=0, interactive=False)
@@ -42,29 +48,52 @@ class Command(BaseCommand):
         )
         user.set_password(DEMO_PASSWORD)
         user.save()
-        call_command("generate_traffic")
+        if not options["no_traffic"]:
+            call_command("generate_traffic")
         self.stdout.write(
             f"Demo admin: http://{options['addrport']}/admin/  "
             f"user {DEMO_USERNAME!r}, password {DEMO_PASSWORD!r}"
         )
         if options["no_serve"]:
             return
+        embedded = getattr(settings, "EMBEDDED_REDIS", None)
+        if embedded is not None:
+            self.stdout.write(f"Embedded Redis: pid {embedded.pid}, {embedded.socket_file}")
+        stop = threading.Event()
+        visitors_thread = None
         if not options["no_visitors"]:
             visitors = [
                 user_model.objects.get_or_create(username=f"visitor{i}")[0] for i in range(1, 6)
             ]
-            threading.Thread(target=simulate_visitors, args=(visitors,), daemon=True).start()
-        call_command("runserver", options["addrport"], use_reloader=False)
+            visitors_thread = threading.Thread(
+                target=simulate_visitors, args=(visitors,), kwargs={"stop": stop}, daemon=True
+            )
+            visitors_thread.start()
+        try:
+            call_command("runserver", options["addrport"], use_reloader=False)
+        except KeyboardInterrupt:
+            self.stdout.write("Stopping the demo.")
+        finally:
+            # No visitor may reconnect while the settings' exit handler closes the pools and
+            # shuts the embedded Redis down.
+            stop.set()
+            if visitors_thread is not None:
+                visitors_thread.join(timeout=10)
+            recorder.flush(timeout=2)
 
 
-def simulate_visitors(users: list[Any], pause: float = 0.4) -> None:
-    """Browse the shop forever, as anonymous or signed-in visitors, through the whole stack."""
+def simulate_visitors(
+    users: list[Any], pause: float = 0.4, stop: threading.Event | None = None
+) -> None:
+    """Browse the shop until ``stop`` is set, as anonymous or signed-in visitors, through the
+    whole stack."""
+    stop = stop or threading.Event()
     rng = random.Random()
     clients = [Client() for _ in users]
     for client, user in zip(clients, users, strict=True):
         client.force_login(user)
     anonymous = Client()
-    while True:
+    while not stop.is_set():
         client = rng.choice([anonymous, anonymous, *clients])
         product = rng.choice(PRODUCTS)
         choice = rng.random()
@@ -80,5 +109,5 @@ def simulate_visitors(users: list[Any], pause: float = 0.4) -> None:
             else:
                 client.post(reverse("signup"))
         except Exception:  # keep browsing whatever happens
-            time.sleep(5)
-        time.sleep(rng.expovariate(1 / pause))
+            stop.wait(5)
+        stop.wait(rng.expovariate(1 / pause))

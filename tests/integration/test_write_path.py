@@ -1,0 +1,273 @@
+"""The request-time write path: fail-open on an unreachable cluster, data errors, a full queue,
+fork safety and the deduplication of merged marks."""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from django_redis_metrics import (
+    Counter,
+    EventSeries,
+    UniqueBitmap,
+    bitmaps,
+    connection,
+    failopen,
+    recorder,
+)
+from django_redis_metrics.batch import Batch
+from django_redis_metrics.middleware import view_names
+from django_redis_metrics.testing import RedisServer
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def site(single: Any, with_middleware: Any) -> Any:
+    with_middleware.ROOT_URLCONF = "tests.integration.user_urls"
+    return with_middleware
+
+
+@pytest.fixture
+def alice() -> User:
+    return User.objects.create_user("alice", password="pw")
+
+
+def signed_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def flushed(response: Any) -> Any:
+    recorder.flush()
+    return response
+
+
+def hits(name: str) -> int:
+    return Counter(name).total(86400)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def never_answering() -> Iterator[int]:
+    """A port that accepts connections (the kernel's backlog) and never replies."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        sock.close()
+
+
+def tracebacks(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.exc_info]
+
+
+# 1. Redis Cluster that cannot be reached
+
+
+def test_an_unreachable_cluster_opens_the_breaker_without_tracebacks(
+    with_middleware: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    with_middleware.DJANGO_REDIS_METRICS = {
+        "CONNECTION": f"redis://127.0.0.1:{free_port()}/0", "CLUSTER": True, "PREFIX": "down",
+        "FAIL_OPEN_TIMEOUT": 0.2,
+    }
+    with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
+        for _ in range(3):
+            assert flushed(Client().get("/sync/")).status_code == 200
+    assert failopen.breaker.is_open
+    assert "Metrics disabled for 30 s" in caplog.text
+    assert not tracebacks(caplog)
+    assert len(caplog.records) == 1  # then nothing is attempted during the cooldown
+
+
+def test_a_never_answering_cluster_holds_the_sender_only_for_the_fail_open_timeout(
+    with_middleware: Any, never_answering: int
+) -> None:
+    with_middleware.DJANGO_REDIS_METRICS = {
+        "CONNECTION": f"redis://127.0.0.1:{never_answering}/0", "CLUSTER": True,
+        "PREFIX": "blackhole", "FAIL_OPEN_TIMEOUT": 0.2,  # SOCKET_TIMEOUT stays 5 s
+    }
+    started = time.monotonic()
+    assert Client().get("/sync/").status_code == 200
+    assert recorder.flush(30)
+    assert time.monotonic() - started < 2.5
+    assert failopen.breaker.is_open
+
+
+# 3. Data errors: every after-callback runs; logged once, not as "dropped"
+
+
+def test_every_after_callback_runs_when_one_fails(single: Any) -> None:
+    UniqueBitmap("seed").mark("alice")  # this PREFIX now holds mapped (str) ids
+    batch = Batch()
+    UniqueBitmap("active").mark(7, batch=batch)  # refused: int id
+    EventSeries("visits").record(batch=batch, page="home")
+    with pytest.raises(ValueError, match="one kind of user id"):
+        batch.execute()
+    assert batch.sent
+    assert batch.results[0] is None
+    assert isinstance(batch.results[1], int)  # the event's id: its callback ran too
+    assert [type(error) for _call, error in batch.errors] == [ValueError]
+
+
+def test_a_refused_mark_is_logged_once_per_cooldown_and_not_as_dropped(
+    site: Any, alice: User, caplog: pytest.LogCaptureFixture
+) -> None:
+    UniqueBitmap("seed").mark("someone")  # mapped ids: the middleware's int pk is refused
+    client = signed_in(alice)
+    with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
+        for _ in range(5):
+            assert flushed(client.get("/whoami/")).status_code == 200
+    assert hits("hits:whoami") == 5  # stored
+    assert not failopen.breaker.is_open
+    assert not tracebacks(caplog)
+    assert len(caplog.records) == 1, caplog.text
+    assert "dropped" not in caplog.text.lower()
+    assert "active_users" in caplog.text and "one kind of user id" in caplog.text
+
+
+# 4. A full queue
+
+
+def test_a_full_queue_logs_a_warning_and_counts_what_it_drops(
+    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(recorder, "MAX_PENDING", 0)
+    before = recorder.sender.dropped
+    with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
+        for _ in range(5):
+            writes = recorder.Writes()
+            writes.incr("overflow")
+            assert not recorder.submit(writes)
+    assert recorder.sender.dropped - before == 5
+    assert len(caplog.records) == 1
+    assert "Metrics queue full" in caplog.text
+
+
+def test_dropped_writes_are_counted_in_requests_and_reported_on_recovery(
+    with_middleware: Any, fresh_state: None, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = RedisServer()
+    with_middleware.DJANGO_REDIS_METRICS = {
+        "CONNECTION": server.url, "PREFIX": "recover", "FAIL_OPEN_TIMEOUT": 0.2,
+    }
+    now = [1000.0]
+    monkeypatch.setattr(failopen.breaker, "clock", lambda: now[0])
+
+    def three_hits() -> Batch:
+        batch = Batch()
+        Counter("recovered").incr(3, batch=batch)
+        return batch
+
+    assert not failopen.prepare_and_send(three_hits, submissions=3)  # nothing listens yet
+    assert failopen.breaker.dropped == 3
+    assert not failopen.prepare_and_send(three_hits, submissions=2)  # breaker open
+    assert failopen.breaker.dropped == 5
+    server.start()
+    try:
+        now[0] += 31
+        with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
+            assert failopen.prepare_and_send(three_hits, submissions=3)
+        assert "5 requests' writes were dropped" in caplog.text
+        assert "because the queue was full" in caplog.text
+    finally:
+        server.stop()
+
+
+# 5. Fork safety
+
+
+def _child(url: str, prefix: str, out: Any) -> None:
+    from django.conf import settings
+
+    settings.DJANGO_REDIS_METRICS = {"CONNECTION": url, "PREFIX": prefix}
+    writes = recorder.Writes()
+    writes.incr("forked")
+    writes.mark("forked_users", "child-user")  # preparing a str id takes the id cache's lock
+    recorder.submit(writes)
+    recorder.flush(5)
+    out.put((Counter("forked").total(86400), UniqueBitmap("forked_users").count("day")))
+
+
+def test_a_child_forked_while_the_sender_holds_its_locks_does_not_deadlock(
+    single: Any, settings: Any, fresh_state: None
+) -> None:
+    writes = recorder.Writes()
+    writes.incr("parent")
+    recorder.submit(writes)
+    recorder.flush()
+    held = [recorder.sender._lock, failopen._clients_lock, failopen.breaker._lock,
+            connection._lock, bitmaps.id_cache._lock, view_names._lock]
+    acquired, release = threading.Event(), threading.Event()
+
+    def busy_sender() -> None:  # what the parent's sender thread holds at worst
+        for lock in held:
+            lock.acquire()
+        acquired.set()
+        release.wait(60)
+        for lock in held:
+            lock.release()
+
+    thread = threading.Thread(target=busy_sender)
+    thread.start()
+    acquired.wait(10)
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    child = context.Process(target=_child, args=(single.url, single.prefix, out))
+    try:
+        child.start()
+        child.join(20)
+        alive = child.is_alive()
+        if alive:
+            child.kill()
+            child.join()
+    finally:
+        release.set()
+        thread.join()
+    assert not alive, "the child deadlocked on a lock the parent's thread held at the fork"
+    assert child.exitcode == 0
+    assert out.get(timeout=5) == (1, 1)
+
+
+# 6. Marks merged into one batch are deduplicated per local hour
+
+
+def test_merged_marks_straddling_a_local_midnight_in_a_half_hour_zone_are_kept(
+    single: Any, settings: Any, fresh_state: None
+) -> None:
+    settings.DJANGO_REDIS_METRICS = {**settings.DJANGO_REDIS_METRICS,
+                                     "TIME_ZONE": "Asia/Kolkata"}  # UTC+5:30
+    yesterday = datetime.now(UTC).date() - timedelta(days=1)
+    midnight = datetime(yesterday.year, yesterday.month, yesterday.day, 18, 30, tzinfo=UTC)
+    before, after = (midnight - timedelta(minutes=10)).timestamp(), \
+        (midnight + timedelta(minutes=10)).timestamp()  # same UTC hour, two local days
+    submissions = []
+    for when in (before, after):
+        writes = recorder.Writes()
+        writes.mark("active_users", 5, when)
+        submissions.append(recorder._Submission(writes, int(when)))
+    assert failopen.send(recorder.build_batch(submissions), submissions=2)
+    active = UniqueBitmap("active_users")
+    assert active.contains(5, "day", when=before)
+    assert active.contains(5, "day", when=after)
