@@ -307,4 +307,3 @@ def test_a_redis_error_while_preparing_writes_opens_the_breaker(
     recorder.flush()
     assert failopen.breaker.is_open
     assert not Counter("prepared").exists()  # the whole batch was dropped
-
