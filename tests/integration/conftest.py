@@ -47,6 +47,28 @@ def with_middleware(settings: Any, fresh_state: None) -> Any:
     return settings
 
 
+@pytest.fixture
+def alice() -> Any:
+    from django.contrib.auth.models import User
+
+    return User.objects.create_user("alice", password="pw")
+
+
+def signed_in(user: Any) -> Any:
+    """A test client logged in as ``user``."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def flushed(response: Any) -> Any:
+    """``response``, once every metrics write it queued has been sent."""
+    recorder.flush()
+    return response
+
+
 class SendCounter:
     """Counts the packed writes redis-py puts on a socket: one per round trip."""
 

@@ -10,8 +10,9 @@ from django.contrib.auth.models import User
 from django.test import AsyncClient, Client
 from django.urls import reverse
 
-from django_redis_metrics import UniqueBitmap, recorder
+from django_redis_metrics import UniqueBitmap
 
+from .conftest import flushed, signed_in
 from .test_admin import client_for, make_user
 
 pytestmark = pytest.mark.django_db
@@ -20,22 +21,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def site(single: Any, with_middleware: Any) -> Any:
     return with_middleware
-
-
-@pytest.fixture
-def alice() -> User:
-    return User.objects.create_user("alice", password="pw")
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def flushed(response: Any) -> Any:
-    recorder.flush()
-    return response
 
 
 def admin_url(model: str, suffix: str) -> str:

@@ -11,9 +11,9 @@ from django.contrib.auth.models import User
 from django.test import AsyncClient, Client
 from django.urls import reverse
 
-from django_redis_metrics import Counter, EventSeries, UniqueBitmap, recorder
+from django_redis_metrics import Counter, EventSeries, UniqueBitmap
 
-from .conftest import counting_round_trips
+from .conftest import counting_round_trips, flushed, signed_in
 from .test_admin import XSS, client_for, make_user
 
 pytestmark = pytest.mark.django_db
@@ -22,22 +22,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def site(single: Any, with_middleware: Any) -> Any:
     return with_middleware
-
-
-@pytest.fixture
-def alice() -> User:
-    return User.objects.create_user("alice", password="pw")
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def flushed(response: Any) -> Any:
-    recorder.flush()
-    return response
 
 
 # Middleware

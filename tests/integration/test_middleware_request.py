@@ -16,7 +16,7 @@ from django.urls import set_script_prefix
 
 from django_redis_metrics import Counter, UniqueBitmap, recorder
 
-from .conftest import MIDDLEWARE
+from .conftest import MIDDLEWARE, flushed, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -25,22 +25,6 @@ pytestmark = pytest.mark.django_db
 def site(single: Any, with_middleware: Any) -> Any:
     with_middleware.ROOT_URLCONF = "tests.integration.user_urls"
     return with_middleware
-
-
-@pytest.fixture
-def alice() -> User:
-    return User.objects.create_user("alice", password="pw")
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def flushed(response: Any) -> Any:
-    recorder.flush()
-    return response
 
 
 @pytest.mark.parametrize("signed", [False, True])

@@ -29,6 +29,8 @@ from django_redis_metrics.batch import Batch
 from django_redis_metrics.middleware import view_names
 from django_redis_metrics.testing import RedisServer
 
+from .conftest import flushed, signed_in
+
 pytestmark = pytest.mark.django_db
 
 
@@ -36,22 +38,6 @@ pytestmark = pytest.mark.django_db
 def site(single: Any, with_middleware: Any) -> Any:
     with_middleware.ROOT_URLCONF = "tests.integration.user_urls"
     return with_middleware
-
-
-@pytest.fixture
-def alice() -> User:
-    return User.objects.create_user("alice", password="pw")
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def flushed(response: Any) -> Any:
-    recorder.flush()
-    return response
 
 
 def hits(name: str) -> int:
