@@ -12,6 +12,7 @@ django_redis_metrics.E007  a socket timeout is not a positive number
 django_redis_metrics.E008  COUNTER_PRECISIONS is not a list of positive ints
 django_redis_metrics.E009  COUNTER_SAMPLES is not a positive int
 django_redis_metrics.E020  EVENT_RETENTION is not a positive number of seconds
+django_redis_metrics.E021  EVENT_MAX_VALUES is not a positive int
 django_redis_metrics.E030  BITMAP_RETENTION is not a dict of period name -> positive int
 django_redis_metrics.E031  BITMAP_CACHE_TTL is not a non-negative int
 django_redis_metrics.E040  HITS_COUNTER, ACTIVE_USERS, UNRESOLVED_VIEW or OTHER_VIEW cannot name
@@ -73,6 +74,9 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     errors += _validated(value["COUNTER_SAMPLES"], validate_samples, "COUNTER_SAMPLES", "E009")
     errors += _validated(
         value["EVENT_RETENTION"], events.validate_retention, "EVENT_RETENTION", "E020"
+    )
+    errors += _validated(
+        value["EVENT_MAX_VALUES"], events.validate_max_values, "EVENT_MAX_VALUES", "E021"
     )
     errors += _validated(
         value["BITMAP_RETENTION"], bitmaps.validate_retention, "BITMAP_RETENTION", "E030"

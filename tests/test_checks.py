@@ -50,6 +50,8 @@ def test_defaults_and_good_settings_pass(settings):
         ({"COUNTER_PRECISIONS": [0, 60]}, ["django_redis_metrics.E008"]),
         ({"COUNTER_PRECISIONS": "60"}, ["django_redis_metrics.E008"]),
         ({"COUNTER_SAMPLES": -1}, ["django_redis_metrics.E009"]),
+        ({"EVENT_MAX_VALUES": 0}, ["django_redis_metrics.E021"]),
+        ({"EVENT_MAX_VALUES": "1000"}, ["django_redis_metrics.E021"]),
     ],
 )
 def test_each_bad_setting_has_its_id(settings, value, expected):
