@@ -16,6 +16,8 @@ import pytest
 from django_redis_metrics.connection import RedisClient, get_redis_connection, is_cluster
 from django_redis_metrics.testing import RedisClusterServers, RedisServer
 
+from .roundtrips import RoundTrips
+
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
@@ -83,3 +85,9 @@ def cluster(settings: Any, redis_cluster: RedisClusterServers) -> Backend:
     """Settings pointing at the private Redis Cluster only (for cluster-specific behaviour)."""
     prefix = _configure(settings, redis_cluster.url, True)
     return Backend("cluster", get_redis_connection(), prefix, redis_cluster.url)
+
+
+@pytest.fixture
+def round_trips(monkeypatch: pytest.MonkeyPatch) -> RoundTrips:
+    """Counts the round trips the real client makes during the test."""
+    return RoundTrips(monkeypatch)

@@ -17,7 +17,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-import redis
 from django.core.management import call_command
 
 from django_redis_metrics import Batch, UniqueBitmap, bitmaps, cleanup
@@ -25,6 +24,8 @@ from django_redis_metrics.bitmaps import BitmapQuery, id_cache
 from django_redis_metrics.checks import check_settings
 from django_redis_metrics.periods import Day, Month, Week
 from django_redis_metrics.scripts import LuaScript
+
+from .roundtrips import RoundTrips
 
 ZONE = "Europe/Paris"
 PARIS = ZoneInfo(ZONE)
@@ -402,25 +403,6 @@ def test_batch_queues_marks_into_one_round_trip(single: Any) -> None:
         assert backend_keys(single) == []
     assert a.count("day", 0) == 2 and b.count("day", 0) == 1
     assert 3 in a.day(0)
-
-
-class RoundTrips:
-    """Counts what the real client sends (instrumentation, not a mock)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.calls = 0
-        original = redis.connection.AbstractConnection.send_packed_command
-
-        def counting(conn: Any, command: Any, check_health: bool = True) -> None:
-            self.calls += 1
-            original(conn, command, check_health)
-
-        monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
-
-    def __call__(self, action: Callable[[], object]) -> int:
-        before = self.calls
-        action()
-        return self.calls - before
 
 
 def test_mark_is_one_round_trip(paris: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,6 +20,8 @@ from django_redis_metrics.checks import check_settings
 from django_redis_metrics.cleanup import CLEANERS, clean_event_series
 from django_redis_metrics.events import encode_value, window_index
 
+from .roundtrips import RoundTrips
+
 T0 = 1_700_000_000.0
 
 
@@ -345,25 +347,6 @@ def test_retention_setting_and_check(settings: Any) -> None:
     assert [e.id for e in check_settings()] == ["django_redis_metrics.E020"]
     settings.DJANGO_REDIS_METRICS = {"EVENT_RETENTION": "a week"}
     assert [e.id for e in check_settings()] == ["django_redis_metrics.E020"]
-
-
-class RoundTrips:
-    """Counts the packets redis-py really sends (instrumentation, not a mock)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.calls = 0
-        original = redis.connection.AbstractConnection.send_packed_command
-
-        def counting(conn: Any, command: Any, check_health: bool = True) -> None:
-            self.calls += 1
-            original(conn, command, check_health)
-
-        monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
-
-    def measure(self, action: Any) -> int:
-        before = self.calls
-        action()
-        return self.calls - before
 
 
 def test_one_round_trip_per_write(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,10 +8,11 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from redis.connection import AbstractConnection
 
 from django_redis_metrics import failopen, recorder, views
 from django_redis_metrics.middleware import view_names
+
+from ..roundtrips import RoundTrips
 
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -69,27 +70,8 @@ def flushed(response: Any) -> Any:
     return response
 
 
-class SendCounter:
-    """Counts the packed writes redis-py puts on a socket: one per round trip."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def reset(self) -> None:
-        self.calls = 0
-
-
 @contextmanager
-def counting_round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[SendCounter]:
-    counter = SendCounter()
-    original = AbstractConnection.send_packed_command
-
-    def send_packed_command(self: AbstractConnection, *args: Any, **kwargs: Any) -> Any:
-        counter.calls += 1
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(AbstractConnection, "send_packed_command", send_packed_command)
-    try:
-        yield counter
-    finally:
-        monkeypatch.setattr(AbstractConnection, "send_packed_command", original)
+def counting_round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[RoundTrips]:
+    """Round trips counted inside the block only."""
+    with monkeypatch.context() as patch:
+        yield RoundTrips(patch)
