@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from redis.exceptions import NoScriptError
+import redis
+from redis.exceptions import NoScriptError, ResponseError
 
 from .connection import RedisClient, get_redis_connection
 from .scripts import KeyOrArg, LuaScript
@@ -65,10 +66,13 @@ def _pipelined(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
     pending = list(range(len(calls)))
     replies: list[Any] = [None] * len(calls)
     for attempt in range(2):
-        pipe = client.pipeline(transaction=False)
-        for index in pending:
-            calls[index].script.queue(pipe, calls[index].keys, calls[index].args)
-        answers = pipe.execute(raise_on_error=False)
+        if isinstance(client, redis.Redis) and client.connection is None:
+            answers = _send_direct(client, [calls[index] for index in pending])
+        else:
+            pipe = client.pipeline(transaction=False)
+            for index in pending:
+                calls[index].script.queue(pipe, calls[index].keys, calls[index].args)
+            answers = pipe.execute(raise_on_error=False)
         missing = []
         for index, answer in zip(pending, answers, strict=True):
             if isinstance(answer, NoScriptError) and attempt == 0:
@@ -83,6 +87,31 @@ def _pipelined(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
             script.ensure_loaded(client)
         pending = missing
     return replies
+
+
+def _send_direct(client: redis.Redis, calls: Sequence[ScriptCall]) -> list[Any]:
+    """What ``pipeline(transaction=False).execute(raise_on_error=False)`` does on one server,
+    without its per-command bookkeeping (this is the sender thread's hot path): one packed
+    write, every reply read (error replies as exceptions) so the pooled socket stays in step."""
+    pool = client.connection_pool
+    connection: Any = pool.get_connection()  # redis-py leaves these methods untyped
+    try:
+        connection.send_packed_command(connection.pack_commands(
+            [("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args)
+             for call in calls]
+        ))
+        answers: list[Any] = []
+        for _call in calls:
+            try:
+                answers.append(connection.read_response())
+            except ResponseError as exc:
+                answers.append(exc)
+        return answers
+    except BaseException:
+        connection.disconnect()  # replies may be left unread: never reuse this socket as is
+        raise
+    finally:
+        pool.release(connection)
 
 
 @dataclass

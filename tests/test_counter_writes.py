@@ -185,3 +185,33 @@ def test_a_counter_retired_while_its_writer_lists_it_leaves_no_ghost(cluster, mo
     assert [c.name for c in Counter.objects.all()] == ["ghost"]  # listed, harmlessly, until ...
     clean_counters(now=T0)
     assert Counter.objects.names() == []  # ... the next cleaning pass unlists it
+
+
+def test_a_refused_write_in_a_batch_leaves_the_others_and_the_socket_in_step(single):
+    single.client.set(Counter("broken").meta_key, "not a hash")  # its script gets WRONGTYPE
+    batch = Batch()
+    Counter("before").incr(when=T0, batch=batch)
+    Counter("broken").incr(when=T0, batch=batch)
+    Counter("after").incr(when=T0, batch=batch)
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        batch.execute()
+    assert Counter("before").total() == Counter("after").total() == 1
+    assert single.client.ping() is True  # no reply left unread on the pooled connection
+
+
+def test_a_batch_that_timed_out_leaves_no_reply_for_the_next_one(single):
+    client = redis.Redis.from_url(single.url, socket_timeout=0.2)
+    Counter("slow").incr(when=T0)
+    single.client.client_pause(600, all=False)  # writes (the scripts) wait 0.6 s
+    batch = Batch(client=client)
+    Counter("slow").incr(when=T0, batch=batch)
+    Counter("slow").incr(when=T0, batch=batch)
+    with pytest.raises(redis.TimeoutError):
+        batch.execute()
+    single.client.client_unpause()
+    with Batch(client=client) as batch:
+        Counter("slow").incr(2, when=T0, batch=batch)
+        Counter("other").incr(when=T0, batch=batch)
+    assert batch.results == [None, None]
+    assert client.get(Counter("slow").meta_key + "-missing") is None
+    assert Counter("slow").total() in (3, 5)  # the timed-out writes may have run after all
