@@ -257,3 +257,63 @@ def test_merged_marks_straddling_a_local_midnight_in_a_half_hour_zone_are_kept(
     active = UniqueBitmap("active_users")
     assert active.contains(5, "day", when=before)
     assert active.contains(5, "day", when=after)
+
+
+# 7. The sender's send delay: merged round trips under load, flush and full batches at once
+
+
+def submit_hit(name: str) -> None:
+    writes = recorder.Writes()
+    writes.incr(name)
+    assert recorder.submit(writes)
+
+
+def wait_for_hits(name: str, expected: int, within: float = 3.0) -> float:
+    """Seconds until ``name`` counted ``expected`` hits (polled, no flush)."""
+    started = time.monotonic()
+    while hits(name) != expected:
+        assert time.monotonic() - started < within, f"{hits(name)} hits of {name}"
+        time.sleep(0.01)
+    return time.monotonic() - started
+
+
+def test_writes_arriving_within_the_send_delay_share_one_round_trip(
+    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recorder, "SEND_DELAY", 0.5)
+    recorder.flush()
+    before = recorder.sender.round_trips
+    for _ in range(5):  # spread out: a sender without a delay sends each one alone
+        submit_hit("merged")
+        time.sleep(0.02)
+    wait_for_hits("merged", 5)
+    assert recorder.sender.round_trips - before == 1
+
+
+def test_writes_reach_redis_within_the_send_delay_without_a_flush(
+    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recorder, "SEND_DELAY", 0.1)
+    submit_hit("unflushed")
+    assert wait_for_hits("unflushed", 1) < 2.0
+
+
+def test_flush_sends_at_once_instead_of_waiting_for_the_send_delay(
+    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recorder, "SEND_DELAY", 60.0)
+    submit_hit("hurried")
+    started = time.monotonic()
+    assert recorder.flush()
+    assert time.monotonic() - started < 5.0
+    assert hits("hurried") == 1
+
+
+def test_a_full_batch_is_sent_without_waiting_for_the_send_delay(
+    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recorder, "SEND_DELAY", 60.0)
+    monkeypatch.setattr(recorder, "MAX_MERGED", 3)
+    for _ in range(3):
+        submit_hit("full")
+    assert wait_for_hits("full", 3) < 5.0
