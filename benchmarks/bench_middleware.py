@@ -6,9 +6,18 @@ without and one with the middleware, in alternating rounds. Two figures, kept ap
 - **request latency added**: how much longer the request itself takes (the handler call, from
   the WSGI environ to the response; what a client waits for). The request only queues its
   writes, so this does not include Redis; it does include the sender thread's competition for
-  the GIL while the request runs. Measured on an idle sender (the previous request's writes
-  were sent before the next request starts; the median request) and back to back (the sender
-  works meanwhile; the mean request).
+  the GIL (and the CPU caches) with the requests. Measured two ways:
+
+  - *after a pause* (the median request): each request starts once the previous request's
+    writes were sent and ``IDLE_GAP`` after the previous request ended, a pause spent in
+    ``PING`` round trips, the same for both handlers. The pause must be the same: on this
+    machine a request that follows a longer wait runs slower whatever it does (a plain request
+    after a 0.4 ms sleep took 220 µs longer than one after a single ``PING``), and waiting for
+    the sender is such a wait. Handlers alternate in pairs and only the second request of a
+    pair is timed, so a request with the middleware always follows one with it, whose writes
+    the sender has just prepared and sent.
+  - *back to back* (the mean request): no pause, the sender working meanwhile; it merges what
+    arrives within its ``SEND_DELAY`` into one round trip.
 - **Redis/sender work per request**: the wall time of N requests *and* sending everything they
   queued, minus the same N requests without the middleware, per request: with each request's
   writes sent alone (one round trip each, no merging) and back to back (merged round trips).
@@ -64,6 +73,9 @@ urlpatterns = [path("page/", page, name="page"), path("account/", account, name=
 
 Handler = Callable[[dict[str, Any], Any], Any]
 
+#: Seconds from the end of one request to the start of the next, when measured after a pause.
+IDLE_GAP = 0.001
+
 
 def make_environ(path_info: str, cookie: str = "") -> Callable[[], dict[str, Any]]:
     def environ() -> dict[str, Any]:
@@ -99,28 +111,46 @@ def serve(handler: Handler, environ: Callable[[], dict[str, Any]]) -> None:
         pass
 
 
-def latency(handler: Handler, environ: Callable[[], dict[str, Any]], count: int,
-            idle: bool, client: Any) -> float:
-    """Seconds of the handler call alone (what the client waits for).
+def latency_after_pause(handlers: tuple[Handler, Handler],
+                        environ: Callable[[], dict[str, Any]], pairs: int,
+                        client: Any) -> tuple[float, float]:
+    """The median seconds of each handler's call, every request starting after the same pause
+    (the previous writes sent, then ``PING`` round trips until ``IDLE_GAP`` has passed since
+    the previous request ended); each handler serves ``pairs`` pairs in turn, the second of
+    each pair timed."""
+    from django_redis_metrics.recorder import flush
 
-    ``idle``: before each request, everything queued is sent and one ``PING`` is made
-    (untimed, with or without the middleware alike, so both wait on I/O just before the
-    request); the median request. Otherwise back to back, the sender working meanwhile: the
-    mean request (the sender's competition for the GIL is part of the cost).
-    """
+    times: tuple[list[float], list[float]] = ([], [])
+    ended = time.perf_counter()
+    for _ in range(pairs):
+        for handler, timings in zip(handlers, times, strict=True):
+            for timed in (False, True):
+                flush()
+                client.ping()
+                while time.perf_counter() < ended + IDLE_GAP:
+                    client.ping()
+                started = time.perf_counter()
+                serve(handler, environ)
+                ended = time.perf_counter()
+                if timed:
+                    timings.append(ended - started)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
+def latency_back_to_back(handler: Handler, environ: Callable[[], dict[str, Any]],
+                         count: int) -> float:
+    """The mean seconds of the handler call (what the client waits for), requests back to
+    back, the sender working meanwhile (its competition for the GIL is part of the cost)."""
     from django_redis_metrics.recorder import flush
 
     times = []
     flush()
     for _ in range(count):
-        if idle:
-            flush()
-            client.ping()
         started = time.perf_counter()
         serve(handler, environ)
         times.append(time.perf_counter() - started)
     flush()
-    return statistics.median(times) if idle else statistics.fmean(times)
+    return statistics.fmean(times)
 
 
 def throughput(handler: Handler, environ: Callable[[], dict[str, Any]], count: int,
@@ -183,10 +213,11 @@ def measure(title: str, plain: Handler, measured: Handler,
     rows: dict[str, list[float]] = {key: [] for key in (
         "idle", "busy", "alone", "merged", "base_idle", "base_busy", "base", "ping")}
     for _ in range(options.rounds):
-        rows["base_idle"].append(latency(plain, environ, n // 4, True, client))
-        rows["idle"].append(latency(measured, environ, n // 4, True, client))
-        rows["base_busy"].append(latency(plain, environ, n, False, client))
-        rows["busy"].append(latency(measured, environ, n, False, client))
+        base_idle, idle = latency_after_pause((plain, measured), environ, n // 8, client)
+        rows["base_idle"].append(base_idle)
+        rows["idle"].append(idle)
+        rows["base_busy"].append(latency_back_to_back(plain, environ, n))
+        rows["busy"].append(latency_back_to_back(measured, environ, n))
         rows["base"].append(throughput(plain, environ, n, alone=False))
         rows["alone"].append(throughput(measured, environ, n // 4, alone=True))
         rows["merged"].append(throughput(measured, environ, n, alone=False))
@@ -198,11 +229,12 @@ def measure(title: str, plain: Handler, measured: Handler,
         return extra * 1e6, extra / ping
 
     print(f"\n{title}")
-    base_idle = statistics.median(rows["base_idle"])
-    print(f"  request without the middleware:         {base_idle * 1e6:8.1f} µs")
+    for key, label in (("base_idle", "after a pause"), ("base_busy", "back to back")):
+        print(f"  request without the middleware, {label + ':':14s}"
+              f"{statistics.median(rows[key]) * 1e6:8.1f} µs")
     print(f"  one PING round trip:                    {ping * 1e6:8.1f} µs")
     print("  request latency added (what the request waits for; goal <= 1.5 round trips):")
-    for key, base, label in (("idle", "base_idle", "sender idle"),
+    for key, base, label in (("idle", "base_idle", f"after a {IDLE_GAP * 1e3:g} ms pause"),
                              ("busy", "base_busy", "back to back")):
         micros, trips = added(key, base)
         print(f"    {label + ':':36s} {micros:8.1f} µs = {trips:5.2f} round trips")
