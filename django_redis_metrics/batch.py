@@ -37,18 +37,28 @@ def run_calls(
 ) -> list[Any]:
     """Run ``calls`` (one round trip however many), then their ``after`` callbacks.
 
-    Every callback runs even when an earlier one raises (its result is then ``None``). The
-    errors are appended to ``errors`` when it is given; otherwise the first one is raised once
-    all callbacks ran.
+    Every callback runs even when an earlier one raises, and every call runs even when Redis
+    refuses another (see :func:`refuses_only_this_write`); the result of a failed call is
+    ``None``. The errors are appended to ``errors`` when it is given; otherwise the first one is
+    raised once all callbacks ran. Any other error reply is raised at once.
     """
     if len(calls) == 1:
         call = calls[0]
-        replies = [call.script(client, call.keys, call.args)]
+        try:
+            replies = [call.script(client, call.keys, call.args)]
+        except ResponseError as exc:
+            if not refuses_only_this_write(exc):
+                raise
+            replies = [exc]
     else:
         replies = _pipelined(client, calls)
-    results = []
+    results: list[Any] = []
     failed: list[tuple[ScriptCall, Exception]] = [] if errors is None else errors
     for call, reply in zip(calls, replies, strict=True):
+        if isinstance(reply, ResponseError):
+            failed.append((call, reply))
+            results.append(None)
+            continue
         if call.after is None:
             results.append(reply)
             continue
@@ -60,6 +70,19 @@ def run_calls(
     if errors is None and failed:
         raise failed[0][1]
     return results
+
+
+#: How an error reply that concerns one call only begins (redis-py drops the "ERR " code): a
+#: key holding another type, a Lua error in our script, and our write scripts' own refusals.
+ONE_CALL_ERRORS = (
+    "WRONGTYPE ", "user_script:", "counter slice ", "events_record: ", "the id mapping is full",
+)
+
+
+def refuses_only_this_write(error: BaseException) -> bool:
+    """Whether an error reply refuses this one call only, not every write: a server that is
+    read-only, out of memory, loading, busy or misconfigured (``MISCONF``) fails every call."""
+    return type(error) is ResponseError and str(error).startswith(ONE_CALL_ERRORS)
 
 
 def _pipelined(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
@@ -77,7 +100,7 @@ def _pipelined(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
         for index, answer in zip(pending, answers, strict=True):
             if isinstance(answer, NoScriptError) and attempt == 0:
                 missing.append(index)
-            elif isinstance(answer, Exception):
+            elif isinstance(answer, Exception) and not refuses_only_this_write(answer):
                 raise answer
             else:
                 replies[index] = answer

@@ -9,9 +9,10 @@ The middleware and the view decorators send their writes through :func:`send`, w
   failing, and one line when Redis answers again (with how many requests' writes were dropped);
 - drops the writes it could not send.
 
-A write Redis stored but whose follow-up failed, or that the server refused as invalid (e.g. a
-user id of the wrong kind), is a data error, not an outage: it is logged once per (metric, error
-type) per cooldown, and the breaker stays closed.
+A write Redis stored but whose follow-up failed, or that the server refused on its own (a user
+id of the wrong kind, a key holding another type, an overflowing slice: see
+:func:`django_redis_metrics.batch.refuses_only_this_write`), is a data error, not an outage:
+it is logged once per (metric, error type) per cooldown, and the breaker stays closed.
 
 The models' own methods are not affected: called directly, they raise.
 """
@@ -30,7 +31,7 @@ from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
 
-from .batch import Batch
+from .batch import Batch, refuses_only_this_write
 from .conf import conf
 from .connection import REDIS_ERRORS, RedisClient, get_redis_connection, is_url, using_client
 
@@ -204,7 +205,7 @@ def report_data_error(label: str, exc: Exception, stored: bool) -> None:
     kind = type(exc).__name__
     what = ("Metrics write to %s was not applied or not completed" if stored
             else "Metrics write to %s could not be prepared and was dropped")
-    if isinstance(exc, (ValueError, TypeError)):
+    if isinstance(exc, (ValueError, TypeError)) or refuses_only_this_write(exc):
         data_errors.log(logging.WARNING, (label, kind), what + ": %s: %s", label, kind, exc)
     else:
         data_errors.log(logging.ERROR, (label, kind), what + " (unexpected %s).", label, kind,
@@ -254,6 +255,11 @@ def prepare_and_send(prepare: Callable[[], Batch], submissions: int = 1) -> bool
             batch.client = client
             batch.execute()
     except REDIS_ERRORS as exc:
+        if batch is not None and batch.sent and not any(
+            isinstance(error, REDIS_ERRORS) and not refuses_only_this_write(error)
+            for _call, error in batch.errors
+        ):  # Redis answered and refused some writes (e.g. WRONGTYPE): not an outage
+            return _stored_with_errors(batch)
         if batch is not None:
             batch.calls.clear()
         breaker.failure(exc, submissions)
@@ -264,11 +270,16 @@ def prepare_and_send(prepare: Callable[[], Batch], submissions: int = 1) -> bool
                 batch.calls.clear()
             report_data_error("a batch", exc, stored=False)
             return False
-        breaker.success()
-        for index, (_call, error) in enumerate(batch.errors):
-            report_data_error(_label(batch, index), error, stored=True)
-        return True
+        return _stored_with_errors(batch)
     breaker.success()
+    return True
+
+
+def _stored_with_errors(batch: Batch) -> bool:
+    """The round trip succeeded but some writes were refused or not completed: log those."""
+    breaker.success()
+    for index, (_call, error) in enumerate(batch.errors):
+        report_data_error(_label(batch, index), error, stored=True)
     return True
 
 

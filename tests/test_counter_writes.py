@@ -9,6 +9,7 @@ import pytest
 import redis
 
 from django_redis_metrics import Batch, Counter
+from django_redis_metrics.batch import refuses_only_this_write
 from django_redis_metrics.cleanup import clean_counters
 
 T0 = 1_700_000_000
@@ -146,6 +147,35 @@ def test_an_overflowing_slice_undoes_the_whole_increment(backend):
     assert {key: backend.client.dump(key) for key in backend.keys()} == before
     counter.incr(5, when=T0 + 1)
     assert counter.series(1) == [(T0, 1), (T0 + 1, 5)]
+
+
+def test_a_slice_of_another_type_undoes_the_whole_increment_and_keeps_its_error(backend):
+    counter = Counter("typed", precisions=[1, 60, 86400])
+    counter.incr(when=T0)
+    backend.client.delete(counter.key(86400))
+    backend.client.set(counter.key(86400), "a string")
+    before = {key: backend.client.dump(key) for key in backend.keys()}
+    with pytest.raises(redis.ResponseError, match=r"^WRONGTYPE") as refused:
+        counter.incr(when=T0 + 1)
+    assert {key: backend.client.dump(key) for key in backend.keys()} == before
+    assert refuses_only_this_write(refused.value)
+
+
+def test_only_errors_about_one_call_count_as_refusing_that_call(single):
+    counter = Counter("refusals", precisions=[60])
+    counter.incr(when=T0)
+    single.client.hset(counter.key(60), T0 // 60 * 60, 2**63 - 1)
+    with pytest.raises(redis.ResponseError) as overflow:
+        counter.incr(when=T0)
+    assert refuses_only_this_write(overflow.value)
+    with pytest.raises(redis.ResponseError) as lua_error:
+        single.client.eval("local missing = nil; return missing.field", 0)
+    assert refuses_only_this_write(lua_error.value)
+    with pytest.raises(redis.ResponseError) as unknown:
+        single.client.execute_command("NO-SUCH-COMMAND")
+    assert not refuses_only_this_write(unknown.value)
+    assert not refuses_only_this_write(redis.ReadOnlyError("You can't write against a replica"))
+    assert not refuses_only_this_write(redis.ResponseError("MISCONF Redis is configured to save"))
 
 
 def test_too_many_precisions_are_refused():

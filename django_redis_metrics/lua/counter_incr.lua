@@ -7,8 +7,9 @@
 -- ARGV[3]          1 when the catalogue key is given, else 0
 -- ARGV[4..]        per precision: precision, number of pairs, then (slice start, count) pairs
 -- Returns 1 while the counter is not known to be listed in the catalogue (the caller must
--- register it, then set 'listed'), else 0. All or nothing: if an increment would overflow a
--- slice, the increments already made are undone and an error is returned.
+-- register it, then set 'listed'), else 0. All or nothing: if an increment fails (it would
+-- overflow a slice, or Redis refuses it), the increments already made are undone and the error
+-- is returned.
 local has_catalogue = tonumber(ARGV[3])
 local precisions = #KEYS - 1 - has_catalogue
 
@@ -41,6 +42,9 @@ for i = 1, precisions do
         local result = redis.pcall('HINCRBY', KEYS[i + 1], ARGV[a], ARGV[a + 1])
         if type(result) == 'table' and result.err then
             undo_before(a)
+            if not result.err:find('would overflow', 1, true) then
+                return redis.error_reply(result.err)  -- WRONGTYPE, OOM...: keep Redis's own code
+            end
             return redis.error_reply('ERR counter slice ' .. ARGV[a] .. ' would overflow: ' .. result.err)
         end
         a = a + 2

@@ -131,6 +131,52 @@ def test_a_refused_mark_is_logged_once_per_cooldown_and_not_as_dropped(
     assert "active_users" in caplog.text and "one kind of user id" in caplog.text
 
 
+def test_a_key_of_another_type_refuses_its_writes_only_and_keeps_the_breaker_closed(
+    site: Any, single: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = Counter("hits").meta_key
+    single.client.set(broken, "not a hash")  # e.g. another app's key under our PREFIX
+    client = Client()
+    with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
+        for _ in range(5):
+            assert flushed(client.get("/whoami/")).status_code == 200
+    assert hits("hits:whoami") == 5  # the request's other writes: every one stored
+    assert not failopen.breaker.is_open
+    assert not tracebacks(caplog)
+    assert len(caplog.records) == 1, caplog.text  # once per cooldown, not once per request
+    assert "WRONGTYPE" in caplog.text and broken in caplog.text
+    assert single.client.get(broken) == b"not a hash"
+
+
+def test_a_batch_of_one_refused_write_is_a_data_error_not_an_outage(
+    single: Any, fresh_state: None
+) -> None:
+    single.client.set(Counter("lonely").meta_key, "not a hash")
+    batch = Batch()
+    Counter("lonely").incr(batch=batch)
+    assert failopen.send(batch)
+    assert not failopen.breaker.is_open
+
+
+def test_a_server_refusing_every_write_opens_the_breaker(
+    settings: Any, fresh_state: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = RedisServer().start()
+    try:
+        settings.DJANGO_REDIS_METRICS = {"CONNECTION": server.url, "PREFIX": "oom"}
+        redis_client = server.client()
+        redis_client.config_set("maxmemory", 1)  # OOM: no write fits
+        batch = Batch()
+        Counter("a").incr(batch=batch)
+        Counter("b").incr(batch=batch)
+        with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
+            assert not failopen.send(batch)
+        assert failopen.breaker.is_open
+        assert "OutOfMemoryError" in caplog.text
+    finally:
+        server.stop()
+
+
 # 4. A full queue
 
 
