@@ -114,21 +114,28 @@ def _pipelined(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
 
 def _send_direct(client: redis.Redis, calls: Sequence[ScriptCall]) -> list[Any]:
     """What ``pipeline(transaction=False).execute(raise_on_error=False)`` does on one server,
-    without its per-command bookkeeping (this is the sender thread's hot path): one packed
-    write, every reply read (error replies as exceptions) so the pooled socket stays in step."""
+    retries included, without its per-command bookkeeping (this is the sender thread's hot
+    path): one packed write, every reply read (error replies as exceptions) so the pooled
+    socket stays in step."""
+    commands = [("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args)
+                for call in calls]
     pool = client.connection_pool
     connection: Any = pool.get_connection()  # redis-py leaves these methods untyped
-    try:
-        connection.send_packed_command(connection.pack_commands(
-            [("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args)
-             for call in calls]
-        ))
+
+    def attempt() -> list[Any]:
+        connection.send_packed_command(connection.pack_commands(commands))
         answers: list[Any] = []
-        for _call in calls:
+        for _command in commands:
             try:
                 answers.append(connection.read_response())
             except ResponseError as exc:
                 answers.append(exc)
+        return answers
+
+    try:
+        answers: list[Any] = connection.retry.call_with_retry(
+            attempt, lambda _error: connection.disconnect()
+        )
         return answers
     except BaseException:
         connection.disconnect()  # replies may be left unread: never reuse this socket as is

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+import threading
+import time
 from datetime import UTC, datetime
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from django_redis_metrics import Batch, Counter
 from django_redis_metrics.batch import refuses_only_this_write
@@ -245,3 +249,29 @@ def test_a_batch_that_timed_out_leaves_no_reply_for_the_next_one(single):
     assert batch.results == [None, None]
     assert client.get(Counter("slow").meta_key + "-missing") is None
     assert Counter("slow").total() in (3, 5)  # the timed-out writes may have run after all
+
+
+def drop_connections_while_writes_wait(url: str) -> threading.Thread:
+    """Hold every write for 0.5 s and, 0.1 s in, close every other client's connection."""
+    admin = redis.Redis.from_url(url)
+    admin.client_pause(500, all=False)
+
+    def drop() -> None:
+        time.sleep(0.1)
+        admin.client_kill_filter(_type="normal", skipme=True)
+
+    dropper = threading.Thread(target=drop)
+    dropper.start()
+    return dropper
+
+
+def test_a_batch_is_retried_on_a_dropped_connection_like_any_command(single):
+    client = redis.Redis.from_url(single.url, retry=Retry(NoBackoff(), 3))
+    Counter("a").incr(when=T0)
+    Counter("b").incr(when=T0)
+    dropper = drop_connections_while_writes_wait(single.url)
+    with Batch(client=client) as batch:
+        Counter("a").incr(when=T0, batch=batch)
+        Counter("b").incr(when=T0, batch=batch)
+    dropper.join()
+    assert Counter("a").total() == Counter("b").total() == 2
