@@ -145,7 +145,7 @@ class Sender:
         self._idle = threading.Condition(self._lock)
         self._wake = threading.Condition(self._lock)
         self._pending = 0
-        self._flushing = 0
+        self._hurry = False
         #: Submissions dropped because the queue was full (since start or fork).
         self.dropped = 0
         self._last_overflow_log: float | None = None
@@ -159,7 +159,7 @@ class Sender:
         self._queue = queue.SimpleQueue()
         self._thread = None
         self._pending = 0
-        self._flushing = 0
+        self._hurry = False
         self._pid = os.getpid()
         self.dropped = 0
         self._last_overflow_log = None
@@ -240,11 +240,12 @@ class Sender:
         """Wait ``SEND_DELAY`` for more writes to merge, unless flushed or a batch is full."""
         deadline = time.monotonic() + SEND_DELAY
         with self._lock:
-            while not self._flushing and self._pending < MAX_MERGED:
+            while not self._hurry and self._pending < MAX_MERGED:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    return
+                    break
                 self._wake.wait(remaining)
+            self._hurry = False
 
     def _prepare(self, items: list[_Submission]) -> Batch:
         batch = build_batch(items)
@@ -257,16 +258,13 @@ class Sender:
         timeout."""
         deadline = time.monotonic() + timeout
         with self._lock:
-            self._flushing += 1
-            self._wake.notify()
-            try:
-                while self._pending and self._pid == os.getpid():
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        return False
-                    self._idle.wait(remaining)
-            finally:
-                self._flushing -= 1
+            while self._pending and self._pid == os.getpid():
+                self._hurry = True  # until the sender takes its next batch, even after a timeout
+                self._wake.notify()
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._idle.wait(remaining)
         return True
 
 

@@ -363,3 +363,12 @@ def test_a_full_batch_is_sent_without_waiting_for_the_send_delay(
     for _ in range(3):
         submit_hit("full")
     assert wait_for_hits("full", 3) < 5.0
+
+
+def test_a_flush_that_times_out_still_sends_at_once(
+    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recorder, "SEND_DELAY", 60.0)
+    submit_hit("impatient")
+    recorder.flush(timeout=0)
+    assert wait_for_hits("impatient", 1) < 5.0
