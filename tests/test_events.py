@@ -351,8 +351,10 @@ def test_retention_setting_and_check(settings: Any) -> None:
 
 def test_one_round_trip_per_write(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     series = EventSeries(unique(), index=["kind", "user"])
-    series.record(T0, kind="warm-up", user=0)  # loads the script, settles cluster routing
+    series.record(T0, kind="warm-up", user=0)  # loads the scripts, settles cluster routing
     series.counts(T0, T0 + 287 * 300, 300)
+    series.count_by("kind", T0, T0 + 1)  # a script the server may not have seen (NOSCRIPT)
+    series.count_by("note", T0, T0 + 1)
     trips = RoundTrips(monkeypatch)
     assert trips.measure(lambda: series.record(T0 + 1, kind="a", user=1, note="x")) == 1
     assert trips.measure(lambda: series.record(T0 + 2, kind="b", user=2)) == 1
