@@ -30,6 +30,8 @@ from django.http import HttpRequest, HttpResponseBase
 
 from . import recorder
 from .batch import Batch
+from .bitmaps import UniqueBitmap
+from .counter import Counter
 from .events import EventSeries
 from .keys import validate_name
 from .middleware import request_writes, user_id
@@ -120,59 +122,86 @@ def _record(record: Recorder, call: _Call) -> None:
         recorder.submit(writes, call.when)
 
 
+Metric = TypeVar("Metric", Counter, UniqueBitmap, EventSeries)
+
+
+def _metric(metric: str | Metric, model: type[Metric], label: str) -> str | Metric:
+    """A declared metric of the decorator's model, or a valid name (checked when decorating)."""
+    if isinstance(metric, model):
+        return metric
+    if isinstance(metric, Counter | UniqueBitmap | EventSeries):
+        raise TypeError(f"Expected a {model.__name__} or a {label} name, not {metric!r}.")
+    return validate_name(metric, f"{label} name")
+
+
+def _series(series: str | EventSeries, index: Sequence[str] | None) -> EventSeries:
+    if not isinstance(series, EventSeries):
+        name = _metric(series, EventSeries, "event series")
+        return name if isinstance(name, EventSeries) else EventSeries(name, index=index or ())
+    if index is not None:
+        raise TypeError(
+            f"track_event({series!r}, index=...): a declared EventSeries brings its own index; "
+            "declare it there."
+        )
+    return series
+
+
 def count(
-    name: str,
+    counter: str | Counter,
     *,
     amount: int | Callable[[HttpRequest, HttpResponseBase], int] = 1,
     only_if: Check = succeeded,
 ) -> Callable[[View], View]:
-    """Add ``amount`` (an int, or a callable of request and response) to the counter ``name``."""
-    validate_name(name, "counter name")
+    """Add ``amount`` (an int, or a callable of request and response) to ``counter``: a
+    declared ``Counter`` (its precisions are used) or a name (the default precisions)."""
+    counter = _metric(counter, Counter, "counter")
 
     def record(call: _Call, writes: Writes) -> None:
         value = amount(call.request, call.response) if callable(amount) else amount
         if value:
-            writes.incr(name, int(value))
+            writes.incr(counter, int(value))
 
     return _decorator(record, only_if, needs_user=False)
 
 
 def mark(
-    name: str,
+    bitmap: str | UniqueBitmap,
     *,
     user: UserOf | None = None,
     only_if: Check = succeeded,
 ) -> Callable[[View], View]:
-    """Mark a user in the ``UniqueBitmap`` ``name``: the authenticated user by default, or the
-    id ``user(request, response)`` returns (``None``: nobody to mark)."""
-    validate_name(name, "bitmap name")
+    """Mark a user in ``bitmap`` (a declared ``UniqueBitmap``, whose periods are used, or a
+    name): the authenticated user by default, or the id ``user(request, response)`` returns
+    (``None``: nobody to mark)."""
+    bitmap = _metric(bitmap, UniqueBitmap, "bitmap")
 
     def record(call: _Call, writes: Writes) -> None:
         uid = user(call.request, call.response) if user is not None else call.user_id
         if uid is not None:
-            writes.mark(name, uid, call.when)
+            writes.mark(bitmap, uid, call.when)
 
     return _decorator(record, only_if, needs_user=user is None)
 
 
 def track_event(
-    name: str,
+    series: str | EventSeries,
     *,
-    index: Sequence[str] = (),
+    index: Sequence[str] | None = None,
     fields: FieldsOf | None = None,
     url_kwargs: Sequence[str] = (),
     user: bool | UserOf = False,
     only_if: Check = succeeded,
 ) -> Callable[[View], View]:
-    """Record one event in the ``EventSeries`` ``name`` (indexed by ``index``) per view call.
+    """Record one event per view call in ``series``: a declared ``EventSeries`` (its index,
+    retention and value cap are used) or a name (indexed by ``index``, default settings).
 
     The event holds only: the resolved view name under ``"view"``, the URL keyword arguments
     named in ``url_kwargs``, the fields ``fields(request, response)`` returns, and with ``user``
     the user id (``True``: the authenticated user's pk; a callable: its result) under
     ``"user"``.
     """
-    validate_name(name, "event series name")
-    index = tuple(index)
+    series = _series(series, index)
+    name = series.name
     url_kwargs = tuple(url_kwargs)
 
     def record(call: _Call, writes: Writes) -> None:
@@ -189,7 +218,7 @@ def track_event(
         when = call.when
 
         def write(batch: Batch) -> None:
-            EventSeries(name, index=index).record(when=when, batch=batch, **values)
+            series.record(when=when, batch=batch, **values)
 
         writes.defer(write, name)
 

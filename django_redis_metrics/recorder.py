@@ -55,17 +55,21 @@ Deferred = Callable[[Batch], None]
 
 @dataclass
 class Writes:
-    """What one request (or one decorated view call) records, not yet sent."""
+    """What one request (or one decorated view call) records, not yet sent.
 
-    hits: list[tuple[str, int]] = field(default_factory=list)
-    marks: list[tuple[str, Any, float]] = field(default_factory=list)
+    A metric is given by name (configured by the settings' defaults) or as a declared
+    ``Counter``/``UniqueBitmap``, whose precisions or periods are then used.
+    """
+
+    hits: list[tuple[str | Counter, int]] = field(default_factory=list)
+    marks: list[tuple[str | UniqueBitmap, Any, float]] = field(default_factory=list)
     deferred: list[tuple[str, Deferred]] = field(default_factory=list)
 
-    def incr(self, name: str, count: int = 1) -> None:
-        self.hits.append((name, count))
+    def incr(self, counter: str | Counter, count: int = 1) -> None:
+        self.hits.append((counter, count))
 
-    def mark(self, name: str, user_id: Any, when: float | None = None) -> None:
-        self.marks.append((name, user_id, time.time() if when is None else when))
+    def mark(self, bitmap: str | UniqueBitmap, user_id: Any, when: float | None = None) -> None:
+        self.marks.append((bitmap, user_id, time.time() if when is None else when))
 
     def defer(self, write: Deferred, label: str = "") -> None:
         """Queue ``write(batch)``: any model write made with ``batch=batch``; ``label`` (the
@@ -100,19 +104,19 @@ def build_batch(submissions: list[_Submission]) -> Batch:
     from .failopen import report_data_error
 
     batch = Batch()
-    hits: dict[tuple[str, int], int] = {}
-    marks: dict[tuple[str, Any, int], float] = {}
+    hits: dict[tuple[str | Counter, int], int] = {}
+    marks: dict[tuple[str | UniqueBitmap, Any, int], float] = {}
     zone = get_zone() if any(item.writes.marks for item in submissions) else None
     for item in submissions:
-        for name, count in item.writes.hits:
-            hits[(name, item.second)] = hits.get((name, item.second), 0) + count
-        for name, user_id, when in item.writes.marks:
-            marks[(name, user_id, _local_hour(when, zone))] = when
+        for counter, count in item.writes.hits:
+            hits[(counter, item.second)] = hits.get((counter, item.second), 0) + count
+        for bitmap, user_id, when in item.writes.marks:
+            marks[(bitmap, user_id, _local_hour(when, zone))] = when
     writes: list[tuple[str, Deferred]] = []
-    for (name, second), count in hits.items():
-        writes.append((name, _incr(name, count, second)))
-    for (name, user_id, _hour), when in marks.items():
-        writes.append((name, _mark(name, user_id, when)))
+    for (counter, second), count in hits.items():
+        writes.append((_name(counter), _incr(counter, count, second)))
+    for (bitmap, user_id, _hour), when in marks.items():
+        writes.append((_name(bitmap), _mark(bitmap, user_id, when)))
     for item in submissions:
         writes += item.writes.deferred
     for label, write in writes:
@@ -126,12 +130,20 @@ def build_batch(submissions: list[_Submission]) -> Batch:
     return batch
 
 
-def _incr(name: str, count: int, second: int) -> Deferred:
-    return lambda batch: Counter(name).incr(count, when=second, batch=batch)
+def _name(metric: str | Counter | UniqueBitmap) -> str:
+    return metric if isinstance(metric, str) else metric.name
 
 
-def _mark(name: str, user_id: Any, when: float) -> Deferred:
-    return lambda batch: UniqueBitmap(name).mark(user_id, when=when, batch=batch)
+def _incr(counter: str | Counter, count: int, second: int) -> Deferred:
+    if isinstance(counter, str):
+        return lambda batch: Counter(counter).incr(count, when=second, batch=batch)
+    return lambda batch: counter.incr(count, when=second, batch=batch)
+
+
+def _mark(bitmap: str | UniqueBitmap, user_id: Any, when: float) -> Deferred:
+    if isinstance(bitmap, str):
+        return lambda batch: UniqueBitmap(bitmap).mark(user_id, when=when, batch=batch)
+    return lambda batch: bitmap.mark(user_id, when=when, batch=batch)
 
 
 class Sender:

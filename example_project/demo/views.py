@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from django_redis_metrics.decorators import count, mark, track_event
 
-from .metrics import COUNTRIES, FILES, PRODUCTS
+from .metrics import COUNTRIES, FILES, PRODUCTS, buyers, downloads, orders, signups
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -23,7 +23,7 @@ def product(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_POST
-@count("signups")
+@count(signups)
 def signup(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect(reverse("home"))
 
@@ -33,10 +33,9 @@ def order_fields(request: HttpRequest, response: HttpResponse) -> dict[str, str]
     return {"country": request.POST.get("country", "")[:2].upper() or "??"}
 
 
-@method_decorator(mark("buyers"), name="post")
+@method_decorator(mark(buyers), name="post")
 @method_decorator(
-    track_event("orders", index=["product", "country"], url_kwargs=["product"],
-                fields=order_fields, user=True,
+    track_event(orders, url_kwargs=["product"], fields=order_fields, user=True,
                 only_if=lambda request, response: response.status_code == 302),
     name="post",
 )
@@ -45,7 +44,7 @@ class Buy(View):
         return HttpResponseRedirect(reverse("home"))
 
 
-@track_event("downloads", index=["file"], url_kwargs=["file"])
+@track_event(downloads, url_kwargs=["file"])
 async def download(request: HttpRequest, file: str) -> HttpResponse:
     """Only files that exist are served, and so recorded (``only_if``'s default: status below
     400): a URL value becomes an indexed value, so a made-up name must not create keys."""

@@ -9,8 +9,8 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.test import AsyncClient, Client
 
-from django_redis_metrics import Counter, failopen, recorder
-from django_redis_metrics.decorators import count, track_event
+from django_redis_metrics import Counter, EventSeries, UniqueBitmap, failopen, recorder
+from django_redis_metrics.decorators import count, mark, track_event
 
 from .conftest import counting_round_trips
 
@@ -90,3 +90,22 @@ def test_names_are_validated_when_decorating() -> None:
         count("a{b}")
     with pytest.raises(TypeError):
         track_event(42)  # type: ignore[arg-type]
+
+
+def test_declared_metrics_are_written_with_their_own_configuration(site: Any) -> None:
+    assert sync_get("/declared/").content == b"declared"
+    assert Counter.objects.get("minutely_signups").precisions == (60, 3600)
+    assert UniqueBitmap.objects.get("hourly_visitors").periods == ("hour", "day")
+    assert UniqueBitmap("hourly_visitors", periods=("hour",)).count("hour") == 1
+    orders = EventSeries.objects.get("short_orders")
+    assert (orders.index, orders.retention) == (("country",), 3600)
+    assert dict(orders.count_by("country", 0, 2**33)) == {"FR": 1}
+
+
+def test_a_metric_of_another_kind_or_a_second_index_is_refused_when_decorating() -> None:
+    with pytest.raises(TypeError, match="Expected a UniqueBitmap or a bitmap name"):
+        mark(Counter("signups"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Expected a Counter"):
+        count(EventSeries("orders"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="brings its own index"):
+        track_event(EventSeries("orders", index=["country"]), index=["product"])

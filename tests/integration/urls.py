@@ -26,4 +26,5 @@ urlpatterns = [
     path("async-buy/", views.async_buy, name="async-buy"),
     path("click/", views.click, name="click"),
     path("subscribe/", views.Subscribe.as_view(), name="subscribe"),
+    path("declared/", views.declared, name="declared"),
 ]

@@ -6,7 +6,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.decorators import method_decorator
 from django.views import View
 
+from django_redis_metrics import Counter, EventSeries, UniqueBitmap
 from django_redis_metrics.decorators import count, mark, track_event
+
+#: Declared metrics, as a site's metrics.py declares them: the decorators use their configuration.
+minutely_signups = Counter("minutely_signups", precisions=[60, 3600])
+hourly_visitors = UniqueBitmap("hourly_visitors", periods=("hour", "day"))
+short_orders = EventSeries("short_orders", index=["country"], retention=3600)
 
 
 def sync_view(request: HttpRequest) -> HttpResponse:
@@ -101,3 +107,10 @@ class Subscribe(View):
 @count("clicks")
 def click(request: HttpRequest) -> HttpResponse:
     return HttpResponse("clicked")
+
+
+@count(minutely_signups)
+@mark(hourly_visitors, user=lambda request, response: 7)
+@track_event(short_orders, fields=lambda request, response: {"country": "FR"})
+def declared(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("declared")
