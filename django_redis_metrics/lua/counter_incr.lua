@@ -34,6 +34,12 @@ local function undo_before(stop)
     end
 end
 
+-- Keys of another type fail here, before the first write (WRONGTYPE), not after the slices.
+local listed = redis.call('HEXISTS', KEYS[1], 'listed') == 1
+if not listed and has_catalogue == 1 then
+    redis.call('ZSCORE', KEYS[#KEYS], ARGV[1])
+end
+
 local a = 4
 for i = 1, precisions do
     local pairs_count = tonumber(ARGV[a + 1])
@@ -42,10 +48,11 @@ for i = 1, precisions do
         local result = redis.pcall('HINCRBY', KEYS[i + 1], ARGV[a], ARGV[a + 1])
         if type(result) == 'table' and result.err then
             undo_before(a)
-            if not result.err:find('would overflow', 1, true) then
+            if result.err:sub(1, 4) ~= 'ERR ' then
                 return redis.error_reply(result.err)  -- WRONGTYPE, OOM...: keep Redis's own code
             end
-            return redis.error_reply('ERR counter slice ' .. ARGV[a] .. ' would overflow: ' .. result.err)
+            -- This slice only (it would overflow, or holds something else than an integer).
+            return redis.error_reply('ERR counter slice ' .. ARGV[a] .. ' refused: ' .. result.err)
         end
         a = a + 2
     end
@@ -57,7 +64,6 @@ for i = 1, precisions do
     meta[#meta + 1] = ARGV[2]
     a = a + 2 + 2 * tonumber(ARGV[a + 1])
 end
-local listed = redis.call('HEXISTS', KEYS[1], 'listed') == 1
 redis.call('HSET', KEYS[1], unpack(meta))
 if listed then
     return 0

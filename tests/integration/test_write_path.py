@@ -372,3 +372,65 @@ def test_a_flush_that_times_out_still_sends_at_once(
     submit_hit("impatient")
     recorder.flush(timeout=0)
     assert wait_for_hits("impatient", 1) < 5.0
+
+
+# 8. Refused counter writes leave nothing; declared metrics of one name keep their own settings
+
+
+def test_a_counter_refused_for_its_meta_key_writes_no_slice(
+    backend: Any, fresh_state: None
+) -> None:
+    counter = Counter("orphan", precisions=[1])
+    backend.client.set(counter.meta_key, "not a hash")
+    for second in range(3):
+        batch = Batch()
+        counter.incr(when=1_700_000_000 + second, batch=batch)
+        assert failopen.send(batch)
+    assert not failopen.breaker.is_open
+    assert backend.client.exists(counter.key(1)) == 0  # nothing stored, so nothing orphaned
+
+
+def test_a_slice_holding_a_non_integer_refuses_that_counter_only(
+    single: Any, fresh_state: None
+) -> None:
+    bad = Counter("corrupt", precisions=[60])
+    single.client.hset(bad.key(60), 1_700_000_000 // 60 * 60, "abc")
+    batch = Batch()
+    Counter("fine", precisions=[60]).incr(when=1_700_000_000, batch=batch)
+    bad.incr(when=1_700_000_000, batch=batch)
+    assert failopen.send(batch)
+    assert not failopen.breaker.is_open
+    assert Counter("fine", precisions=[60]).total() == 1
+
+
+def test_declarations_of_one_name_in_one_batch_keep_their_own_configuration(
+    single: Any, fresh_state: None
+) -> None:
+    minutes, seconds = Counter("signups", precisions=[60]), Counter("signups", precisions=[1])
+    days = UniqueBitmap("buyers", periods=("day",))
+    hours = UniqueBitmap("buyers", periods=("hour", "day"))
+    first, second = recorder.Writes(), recorder.Writes()
+    first.incr(minutes)
+    second.incr(seconds)
+    first.mark(days, 7, 1_700_000_000)
+    second.mark(hours, 7, 1_700_000_000)
+    batch = recorder.build_batch([recorder._Submission(first, 1_700_000_000),
+                                  recorder._Submission(second, 1_700_000_000)])
+    batch.execute()
+    assert seconds.series(1) == [(1_700_000_000, 1)]
+    assert minutes.series(60) == [(1_700_000_000 // 60 * 60, 1)]
+    assert hours.count("hour", when=1_700_000_000) == 1
+
+
+def test_one_declared_counter_still_merges_with_itself(single: Any, fresh_state: None) -> None:
+    declared = Counter("merged_declared", precisions=[60])
+    submissions = []
+    for _ in range(3):
+        writes = recorder.Writes()
+        writes.incr(declared)
+        writes.incr("merged_by_name")
+        submissions.append(recorder._Submission(writes, 1_700_000_000))
+    batch = recorder.build_batch(submissions)
+    assert len(batch.calls) == 2
+    batch.execute()
+    assert declared.total() == 3
