@@ -104,18 +104,19 @@ def build_batch(submissions: list[_Submission]) -> Batch:
     from .failopen import report_data_error
 
     batch = Batch()
-    hits: dict[tuple[str | Counter, int], int] = {}
-    marks: dict[tuple[str | UniqueBitmap, Any, int], float] = {}
+    hits: dict[tuple[str | int, int], tuple[str | Counter, int]] = {}
+    marks: dict[tuple[str | int, Any, int], tuple[str | UniqueBitmap, float]] = {}
     zone = get_zone() if any(item.writes.marks for item in submissions) else None
     for item in submissions:
         for counter, count in item.writes.hits:
-            hits[(counter, item.second)] = hits.get((counter, item.second), 0) + count
+            key = (_merge_key(counter), item.second)
+            hits[key] = (counter, hits[key][1] + count if key in hits else count)
         for bitmap, user_id, when in item.writes.marks:
-            marks[(bitmap, user_id, _local_hour(when, zone))] = when
+            marks[(_merge_key(bitmap), user_id, _local_hour(when, zone))] = (bitmap, when)
     writes: list[tuple[str, Deferred]] = []
-    for (counter, second), count in hits.items():
+    for (_counter, second), (counter, count) in hits.items():
         writes.append((_name(counter), _incr(counter, count, second)))
-    for (bitmap, user_id, _hour), when in marks.items():
+    for (_bitmap, user_id, _hour), (bitmap, when) in marks.items():
         writes.append((_name(bitmap), _mark(bitmap, user_id, when)))
     for item in submissions:
         writes += item.writes.deferred
@@ -128,6 +129,12 @@ def build_batch(submissions: list[_Submission]) -> Batch:
         except Exception as exc:
             report_data_error(label, exc, stored=False)
     return batch
+
+
+def _merge_key(metric: str | Counter | UniqueBitmap) -> str | int:
+    """Writes to one name merge; a declared metric merges only with itself (two declarations
+    of one name may differ, and a ``Counter`` equals any other of the same name)."""
+    return metric if isinstance(metric, str) else id(metric)
 
 
 def _name(metric: str | Counter | UniqueBitmap) -> str:
