@@ -344,10 +344,14 @@ def test_writes_reach_redis_within_the_send_delay_without_a_flush(
     assert wait_for_hits("unflushed", 1) < 2.0
 
 
-def test_flush_sends_at_once_instead_of_waiting_for_the_send_delay(
-    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def slow_sender(single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A sender that waits a minute before sending unless something cuts the wait short."""
     monkeypatch.setattr(recorder, "SEND_DELAY", 60.0)
+    return monkeypatch
+
+
+def test_flush_sends_at_once_instead_of_waiting_for_the_send_delay(slow_sender: Any) -> None:
     submit_hit("hurried")
     started = time.monotonic()
     assert recorder.flush()
@@ -355,20 +359,14 @@ def test_flush_sends_at_once_instead_of_waiting_for_the_send_delay(
     assert hits("hurried") == 1
 
 
-def test_a_full_batch_is_sent_without_waiting_for_the_send_delay(
-    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(recorder, "SEND_DELAY", 60.0)
-    monkeypatch.setattr(recorder, "MAX_MERGED", 3)
+def test_a_full_batch_is_sent_without_waiting_for_the_send_delay(slow_sender: Any) -> None:
+    slow_sender.setattr(recorder, "MAX_MERGED", 3)
     for _ in range(3):
         submit_hit("full")
     assert wait_for_hits("full", 3) < 5.0
 
 
-def test_a_flush_that_times_out_still_sends_at_once(
-    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(recorder, "SEND_DELAY", 60.0)
+def test_a_flush_that_times_out_still_sends_at_once(slow_sender: Any) -> None:
     submit_hit("impatient")
     recorder.flush(timeout=0)
     assert wait_for_hits("impatient", 1) < 5.0
