@@ -5,16 +5,11 @@
 -- ARGV[1]          TTL of the generation key (ms);  ARGV[2..]  the index members (period
 --                  suffixes), in the order of KEYS[3..]
 -- Returns the number of bitmaps dropped.
+--#include lib/new_generation.lua
 local dropped = 0
 for i = 2, #ARGV do
     dropped = dropped + redis.call('UNLINK', KEYS[i + 1])
     redis.call('ZREM', KEYS[1], ARGV[i])
 end
-local time = redis.call('TIME')
-local gen = time[1] .. '.' .. time[2]
-local current = redis.call('GET', KEYS[2])
-if current and string.sub(current, 1, #gen) == gen then
-    gen = current .. '+'
-end
-redis.call('SET', KEYS[2], gen, 'PX', ARGV[1])
+new_generation(KEYS[2], redis.call('TIME'), ARGV[1])
 return dropped

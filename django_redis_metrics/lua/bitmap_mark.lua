@@ -18,6 +18,7 @@
 -- ARGV[9..]        per period: suffix, start, end (epoch seconds)
 -- Returns {1 while the bitmap is not known to be listed (the caller lists it), the bit offset},
 -- or {-1, the PREFIX's kind} when this id is of the other kind (nothing written).
+--#include lib/new_generation.lua
 local n = tonumber(ARGV[2])
 local has_catalogue = tonumber(ARGV[3])
 local offset = ARGV[5]
@@ -58,13 +59,7 @@ for i = 1, n do
     end
 end
 if late then
-    -- A new generation: the server time, made unique against the current value.
-    local gen = time[1] .. '.' .. time[2]
-    local current = redis.call('GET', KEYS[2])
-    if current and string.sub(current, 1, #gen) == gen then
-        gen = current .. '+'
-    end
-    redis.call('SET', KEYS[2], gen, 'PX', ARGV[7])
+    new_generation(KEYS[2], time, ARGV[7])
 end
 redis.call('HSET', KEYS[1], 'periods', ARGV[6])
 if unlisted and has_catalogue == 1 then
