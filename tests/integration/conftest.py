@@ -8,6 +8,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission, User
+from django.test import Client
+from django.urls import reverse
 
 from django_redis_metrics import failopen, recorder, views
 from django_redis_metrics.middleware import view_names
@@ -75,3 +78,35 @@ def counting_round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[RoundTrips
     """Round trips counted inside the block only."""
     with monkeypatch.context() as patch:
         yield RoundTrips(patch)
+
+
+# The admin's Metrics section
+
+
+def admin_url(model: str, suffix: str) -> str:
+    return reverse(f"admin:django_redis_metrics_{model}_{suffix}")
+
+
+def make_user(username: str, *, staff: bool, permitted: bool, superuser: bool = False) -> User:
+    user = User.objects.create_user(username, password="pw", is_staff=staff,
+                                    is_superuser=superuser)
+    if permitted:
+        user.user_permissions.add(
+            Permission.objects.get(codename="view_metrics",
+                                   content_type__app_label="django_redis_metrics")
+        )
+    return user
+
+
+def client_for(user: User | None) -> Client:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def analyst(single: Any, settings: Any) -> Client:
+    """A staff member allowed to see the Metrics pages, on the integration URLconf."""
+    settings.ROOT_URLCONF = "tests.integration.urls"
+    return client_for(make_user("analyst", staff=True, permitted=True))

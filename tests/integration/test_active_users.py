@@ -8,12 +8,10 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 from django.test import AsyncClient, Client
-from django.urls import reverse
 
 from django_redis_metrics import UniqueBitmap
 
-from .conftest import flushed, signed_in
-from .test_admin import client_for, make_user
+from .conftest import admin_url, flushed, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -21,16 +19,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def site(single: Any, with_middleware: Any) -> Any:
     return with_middleware
-
-
-def admin_url(model: str, suffix: str) -> str:
-    return reverse(f"admin:django_redis_metrics_{model}_{suffix}")
-
-
-@pytest.fixture
-def analyst(single: Any, settings: Any) -> Client:
-    settings.ROOT_URLCONF = "tests.integration.urls"
-    return client_for(make_user("analyst", staff=True, permitted=True))
 
 
 def test_middleware_marks_signed_in_users_only(site: Any, alice: User) -> None:

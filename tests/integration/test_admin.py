@@ -6,19 +6,15 @@ import json
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission, User
-from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
 from django_redis_metrics import Counter
 
+from .conftest import admin_url, client_for, make_user
+
 pytestmark = pytest.mark.django_db
 
 XSS = "<script>alert(1)</script>"
-
-
-def url(model: str, suffix: str) -> str:
-    return reverse(f"admin:django_redis_metrics_{model}_{suffix}")
 
 
 #: Every page and JSON endpoint of the section, with a query naming a metric where needed.
@@ -34,24 +30,6 @@ PAGES = [
 ]
 
 
-def make_user(username: str, *, staff: bool, permitted: bool, superuser: bool = False) -> User:
-    user = User.objects.create_user(username, password="pw", is_staff=staff,
-                                    is_superuser=superuser)
-    if permitted:
-        user.user_permissions.add(
-            Permission.objects.get(codename="view_metrics",
-                                   content_type__app_label="django_redis_metrics")
-        )
-    return user
-
-
-def client_for(user: User | None) -> Client:
-    client = Client()
-    if user is not None:
-        client.force_login(user)
-    return client
-
-
 @pytest.fixture
 def admin_site(single: Any, settings: Any, frozen: float) -> Any:
     settings.ROOT_URLCONF = "tests.integration.urls"
@@ -63,7 +41,7 @@ def admin_site(single: Any, settings: Any, frozen: float) -> Any:
 def test_anonymous_users_are_sent_to_the_login_page(
     admin_site: Any, model: str, suffix: str, query: str
 ) -> None:
-    response = client_for(None).get(url(model, suffix) + query)
+    response = client_for(None).get(admin_url(model, suffix) + query)
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("admin:login"))
 
@@ -73,7 +51,7 @@ def test_non_staff_users_are_refused_even_with_the_permission(
     admin_site: Any, model: str, suffix: str, query: str
 ) -> None:
     user = make_user("visitor", staff=False, permitted=True)
-    response = client_for(user).get(url(model, suffix) + query)
+    response = client_for(user).get(admin_url(model, suffix) + query)
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("admin:login"))
 
@@ -83,7 +61,7 @@ def test_staff_without_the_permission_are_refused(
     admin_site: Any, model: str, suffix: str, query: str
 ) -> None:
     user = make_user("clerk", staff=True, permitted=False)
-    response = client_for(user).get(url(model, suffix) + query)
+    response = client_for(user).get(admin_url(model, suffix) + query)
     assert response.status_code == 403
     assert b"hits" not in response.content
 
@@ -93,17 +71,17 @@ def test_section_is_in_the_admin_index_only_with_the_permission(admin_site: Any)
         reverse("admin:index"))
     assert allowed.status_code == 200
     assert b"Metrics" in allowed.content
-    assert url("countermetric", "changelist").encode() in allowed.content
-    assert url("uniquebitmapmetric", "changelist").encode() in allowed.content
+    assert admin_url("countermetric", "changelist").encode() in allowed.content
+    assert admin_url("uniquebitmapmetric", "changelist").encode() in allowed.content
     refused = client_for(make_user("clerk", staff=True, permitted=False)).get(
         reverse("admin:index"))
-    assert url("countermetric", "changelist").encode() not in refused.content
+    assert admin_url("countermetric", "changelist").encode() not in refused.content
 
 
 def test_counter_list_shows_sparklines_and_totals(admin_site: Any, frozen: float) -> None:
     Counter("signups", precisions=[1, 60]).incr(2, when=frozen)
     user = make_user("analyst", staff=True, permitted=True)
-    response = client_for(user).get(url("countermetric", "changelist"))
+    response = client_for(user).get(admin_url("countermetric", "changelist"))
     assert response.status_code == 200
     rows = {row.name: row for row in response.context["rows"]}
     assert set(rows) == {"hits", "signups"}
@@ -115,11 +93,11 @@ def test_counter_list_shows_sparklines_and_totals(admin_site: Any, frozen: float
 
 def test_counter_chart_and_its_json_endpoint(admin_site: Any, frozen: float) -> None:
     client = client_for(make_user("root", staff=True, permitted=False, superuser=True))
-    page = client.get(url("countermetric", "chart") + "?name=hits&precision=1")
+    page = client.get(admin_url("countermetric", "chart") + "?name=hits&precision=1")
     assert page.status_code == 200
     assert b'id="counter-chart-data"' in page.content
     assert b"django_redis_metrics/chart.js" in page.content
-    data = client.get(url("countermetric", "data") + "?name=hits&precision=60").json()
+    data = client.get(admin_url("countermetric", "data") + "?name=hits&precision=60").json()
     assert data["name"] == "hits"
     assert data["precision"] == 60
     assert len(data["points"]) == 120  # zero-filled
@@ -127,21 +105,23 @@ def test_counter_chart_and_its_json_endpoint(admin_site: Any, frozen: float) -> 
     assert all(start % 60 == 0 for start in starts)
     assert starts == sorted(starts) and starts[-1] == int(frozen) // 60 * 60
     assert data["total"] == 5
-    assert client.get(url("countermetric", "data") + "?name=hits&precision=7").status_code == 404
-    assert client.get(url("countermetric", "chart") + "?name=nothing").status_code == 404
+    missing = client.get(admin_url("countermetric", "data") + "?name=hits&precision=7")
+    assert missing.status_code == 404
+    assert client.get(admin_url("countermetric", "chart") + "?name=nothing").status_code == 404
 
 
 def test_metric_names_are_escaped_everywhere(admin_site: Any) -> None:
     Counter(XSS).incr(3)
     client = client_for(make_user("root", staff=True, permitted=False, superuser=True))
     for response in (
-        client.get(url("countermetric", "changelist")),
-        client.get(url("countermetric", "chart") + "?" + "name=%3Cscript%3Ealert(1)%3C/script%3E"),
+        client.get(admin_url("countermetric", "changelist")),
+        client.get(admin_url("countermetric", "chart")
+                   + "?name=%3Cscript%3Ealert(1)%3C/script%3E"),
     ):
         assert response.status_code == 200
         assert XSS.encode() not in response.content
         assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in response.content
-    data = client.get(url("countermetric", "data") + "?name=%3Cscript%3Ealert(1)%3C/script%3E"
+    data = client.get(admin_url("countermetric", "data") + "?name=%3Cscript%3Ealert(1)%3C/script%3E"
                       "&precision=60")
     assert json.loads(data.content)["name"] == XSS
     assert data["Content-Type"] == "application/json"
@@ -154,11 +134,11 @@ def test_counter_pages_on_a_single_node_and_on_redis_cluster(
     for name in ("a", "b", "c"):
         Counter(name, precisions=[60, 3600]).incr(2, when=frozen)
     client = client_for(make_user("root", staff=True, permitted=False, superuser=True))
-    listing = client.get(url("countermetric", "changelist"))
+    listing = client.get(admin_url("countermetric", "changelist"))
     assert [(row.name, row.totals) for row in listing.context["rows"]] == [
         ("a", [2, 2, 2]), ("b", [2, 2, 2]), ("c", [2, 2, 2]),
     ]
-    data = client.get(url("countermetric", "data") + "?name=b&precision=3600").json()
+    data = client.get(admin_url("countermetric", "data") + "?name=b&precision=3600").json()
     assert data["total"] == 2
 
 
@@ -174,7 +154,7 @@ def test_default_object_urls_are_not_served(admin_site: Any, model: str, kind: s
     table (it was HTTP 500, "no such table"); anonymous users are sent to the login page."""
     user = make_user(kind, staff=True, permitted=kind == "analyst", superuser=kind == "root")
     staff, anonymous = client_for(user), client_for(None)
-    base = url(model, "changelist")
+    base = admin_url(model, "changelist")
     for suffix in DEFAULT_OBJECT_PATHS:
         response = staff.get(base + suffix)
         assert response.status_code in (403, 404), (suffix, response.status_code)

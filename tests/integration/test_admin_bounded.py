@@ -10,8 +10,7 @@ from django.test import Client
 from django_redis_metrics import EventSeries, UniqueBitmap, views
 from django_redis_metrics.events import OTHER_VALUE
 
-from .conftest import counting_round_trips
-from .test_admin import client_for, make_user, url
+from .conftest import admin_url, client_for, counting_round_trips, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -45,10 +44,10 @@ def test_list_pages_cost_the_same_for_3_or_30_metrics(
     root: Client, monkeypatch: pytest.MonkeyPatch, frozen: float, model: str, make: Any
 ) -> None:
     make(0, 3, frozen)
-    root.get(url(model, "changelist"))
-    few, _ = round_trips(monkeypatch, root, url(model, "changelist"))
+    root.get(admin_url(model, "changelist"))
+    few, _ = round_trips(monkeypatch, root, admin_url(model, "changelist"))
     make(3, 30, frozen)
-    many, response = round_trips(monkeypatch, root, url(model, "changelist"))
+    many, response = round_trips(monkeypatch, root, admin_url(model, "changelist"))
     assert len(response.context["rows"]) == 30
     assert many == few <= 4
 
@@ -60,13 +59,13 @@ def test_list_pages_are_paginated_and_searchable(
 ) -> None:
     monkeypatch.setattr(views, "PER_PAGE", 10)
     make(0, 25, frozen)
-    first = root.get(url(model, "changelist"))
+    first = root.get(admin_url(model, "changelist"))
     assert len(first.context["rows"]) == 10
     assert first.context["count"] == 25
     assert b"page 1 of 3" in first.content
-    last = root.get(url(model, "changelist") + "?p=3")
+    last = root.get(admin_url(model, "changelist") + "?p=3")
     assert len(last.context["rows"]) == 5
-    found = root.get(url(model, "changelist") + "?q=012")
+    found = root.get(admin_url(model, "changelist") + "?q=012")
     assert len(found.context["rows"]) == 1
 
 
@@ -75,7 +74,7 @@ def test_event_series_rows_hold_their_counts(root: Client, frozen: float) -> Non
     orders.record(when=frozen - 10, country="FR")
     orders.record(when=frozen - 7200, country="DE")
     orders.record(when=frozen - 2 * 86400, country="DE")
-    row = root.get(url("eventseriesmetric", "changelist")).context["rows"][0]
+    row = root.get(admin_url("eventseriesmetric", "changelist")).context["rows"][0]
     assert (row["series"].name, row["hour"], row["day"], row["total"]) == ("orders", 1, 2, 3)
 
 
@@ -83,7 +82,7 @@ def test_bitmap_rows_hold_their_counts(root: Client, frozen: float) -> None:
     visitors = UniqueBitmap("visitors", periods=["day", "month"])
     for user in (1, 2, 3):
         visitors.mark(user, when=frozen)
-    row = root.get(url("uniquebitmapmetric", "changelist")).context["rows"][0]
+    row = root.get(admin_url("uniquebitmapmetric", "changelist")).context["rows"][0]
     assert row["counts"] == {"day": 3, "month": 3}
 
 
@@ -97,7 +96,7 @@ def test_event_page_work_is_bounded_by_values_and_fields(
     big = EventSeries("big", index=["file", "kind"], max_values=5000)
     big.record_many([{"file": f"f{i}", "kind": "k", "when": frozen - 10} for i in range(3000)]
                     + [{"file": "f7", "when": frozen - 5}] * 3)
-    path = url("eventseriesmetric", "detail") + "?name="
+    path = admin_url("eventseriesmetric", "detail") + "?name="
     root.get(path + "small")  # the server learns the scripts
     cheap, _ = round_trips(monkeypatch, root, path + "small")
     costly, response = round_trips(monkeypatch, root, path + "big")
@@ -113,7 +112,7 @@ def test_event_page_shows_the_overflow_value(root: Client, frozen: float) -> Non
     series = EventSeries("downloads", index=["file"], max_values=2)
     for name in ("a", "b", "c", "d", "a"):
         series.record(when=frozen - 10, file=name)
-    response = root.get(url("eventseriesmetric", "detail") + "?name=downloads")
+    response = root.get(admin_url("eventseriesmetric", "detail") + "?name=downloads")
     block = response.context["by_field"][0]
     assert block["values"] == [(OTHER_VALUE, 2), ("a", 2), ("b", 1)]
     assert block["partial"] is False
@@ -131,11 +130,11 @@ def test_event_and_bitmap_pages_on_a_single_node_and_on_redis_cluster(
                                                             kind=name)
         UniqueBitmap(name).mark(1, when=frozen)
     backend.client.script_flush()
-    rows = root.get(url("eventseriesmetric", "changelist")).context["rows"]
+    rows = root.get(admin_url("eventseriesmetric", "changelist")).context["rows"]
     assert [(row["series"].name, row["hour"]) for row in rows] == [("a", 1), ("b", 1), ("c", 1)]
-    detail = root.get(url("eventseriesmetric", "detail") + "?name=b")
+    detail = root.get(admin_url("eventseriesmetric", "detail") + "?name=b")
     assert [(block["field"], block["values"]) for block in detail.context["by_field"]] == [
         ("country", [("FR", 1)]), ("kind", [("b", 1)]),
     ]
-    rows = root.get(url("uniquebitmapmetric", "changelist")).context["rows"]
+    rows = root.get(admin_url("uniquebitmapmetric", "changelist")).context["rows"]
     assert [row["counts"]["day"] for row in rows] == [1, 1, 1]

@@ -9,12 +9,11 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 from django.test import AsyncClient, Client
-from django.urls import reverse
 
 from django_redis_metrics import Counter, EventSeries, UniqueBitmap
 
-from .conftest import counting_round_trips, flushed, signed_in
-from .test_admin import XSS, client_for, make_user
+from .conftest import admin_url, counting_round_trips, flushed, signed_in
+from .test_admin import XSS
 
 pytestmark = pytest.mark.django_db
 
@@ -82,16 +81,6 @@ def test_decorators_work_without_the_middleware(single: Any, with_middleware: An
 
 
 # Admin pages
-
-
-def admin_url(model: str, suffix: str) -> str:
-    return reverse(f"admin:django_redis_metrics_{model}_{suffix}")
-
-
-@pytest.fixture
-def analyst(single: Any, settings: Any) -> Client:
-    settings.ROOT_URLCONF = "tests.integration.urls"
-    return client_for(make_user("analyst", staff=True, permitted=True))
 
 
 def test_event_series_pages(analyst: Client, frozen: float) -> None:
