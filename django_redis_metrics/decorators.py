@@ -127,8 +127,10 @@ Metric = TypeVar("Metric", Counter, UniqueBitmap, EventSeries)
 
 def _metric(metric: str | Metric, model: type[Metric], label: str) -> str | Metric:
     """A declared metric of the decorator's model, or a valid name (checked when decorating)."""
-    if isinstance(metric, model):
-        return metric
+    return metric if isinstance(metric, model) else _name(metric, model, label)
+
+
+def _name(metric: object, model: type, label: str) -> str:
     if isinstance(metric, Counter | UniqueBitmap | EventSeries):
         raise TypeError(f"Expected a {model.__name__} or a {label} name, not {metric!r}.")
     return validate_name(metric, f"{label} name")
@@ -136,8 +138,7 @@ def _metric(metric: str | Metric, model: type[Metric], label: str) -> str | Metr
 
 def _series(series: str | EventSeries, index: Sequence[str] | None) -> EventSeries:
     if not isinstance(series, EventSeries):
-        name = _metric(series, EventSeries, "event series")
-        return name if isinstance(name, EventSeries) else EventSeries(name, index=index or ())
+        return EventSeries(_name(series, EventSeries, "event series"), index=index or ())
     if index is not None:
         raise TypeError(
             f"track_event({series!r}, index=...): a declared EventSeries brings its own index; "

@@ -142,15 +142,13 @@ def _name(metric: str | Counter | UniqueBitmap) -> str:
 
 
 def _incr(counter: str | Counter, count: int, second: int) -> Deferred:
-    if isinstance(counter, str):
-        return lambda batch: Counter(counter).incr(count, when=second, batch=batch)
-    return lambda batch: counter.incr(count, when=second, batch=batch)
+    metric = Counter(counter) if isinstance(counter, str) else counter
+    return lambda batch: metric.incr(count, when=second, batch=batch)
 
 
 def _mark(bitmap: str | UniqueBitmap, user_id: Any, when: float) -> Deferred:
-    if isinstance(bitmap, str):
-        return lambda batch: UniqueBitmap(bitmap).mark(user_id, when=when, batch=batch)
-    return lambda batch: bitmap.mark(user_id, when=when, batch=batch)
+    metric = UniqueBitmap(bitmap) if isinstance(bitmap, str) else bitmap
+    return lambda batch: metric.mark(user_id, when=when, batch=batch)
 
 
 class Sender:
