@@ -61,7 +61,9 @@ def main() -> None:
             USE_TZ=True,
             TIME_ZONE="UTC",
             DJANGO_REDIS_METRICS={
-                "CONNECTION": server.url, "PREFIX": "bench", "TIME_ZONE": "UTC",
+                "CONNECTION": server.url,
+                "PREFIX": "bench",
+                "TIME_ZONE": "UTC",
                 "SOCKET_TIMEOUT": 120.0,
             },
         )
@@ -98,11 +100,15 @@ def run(server: Any, options: argparse.Namespace) -> None:
     client = get_redis_connection()
     size = options.users // 8
     active = UniqueBitmap("active")
-    days = [Day.containing(datetime.combine(FIRST_DAY + timedelta(days=i), datetime.min.time(),
-                                            UTC)) for i in range(options.days)]
+    days = [
+        Day.containing(datetime.combine(FIRST_DAY + timedelta(days=i), datetime.min.time(), UTC))
+        for i in range(options.days)
+    ]
     seconds = populate(client, active, days, size)
-    print(f"users: {options.users:,}  ({size / 2**20:.1f} MB per bitmap), {options.days} days "
-          f"{days[0]} .. {days[-1]}, populated in {seconds:.1f} s")
+    print(
+        f"users: {options.users:,}  ({size / 2**20:.1f} MB per bitmap), {options.days} days "
+        f"{days[0]} .. {days[-1]}, populated in {seconds:.1f} s"
+    )
 
     day, repeat = days[len(days) // 2], options.repeat
     week = Week.containing(day.start_ts)
@@ -131,7 +137,11 @@ def run(server: Any, options: argparse.Namespace) -> None:
     cached_ms, cached_count = timed(lambda: active.between(first, last).count(), repeat)
     assert raw_count == day_count
     assert naive_count == range_count == chunked_count == cached_count, (
-        naive_count, range_count, chunked_count, cached_count)
+        naive_count,
+        range_count,
+        chunked_count,
+        cached_count,
+    )
 
     # What a cohort across two bitmaps on Redis Cluster pays per foreign operand: a copy into
     # the other bitmap's slot through the client (GET + SET PX for a dense operand, as the
@@ -151,26 +161,43 @@ def run(server: Any, options: argparse.Namespace) -> None:
     client.set(premium.key(month), random.Random(7).randbytes(size))
     cohort_ms, cohort_count = timed(
         lambda: (active.between(first, last) & premium.query("month", month.start_ts)).count(),
-        repeat)
+        repeat,
+    )
 
-    memory = {name: int(client.memory_usage(active.key(p)) or 0) / 2**20
-              for name, p in (("day", day), ("week", week), ("month", month))}
+    memory = {
+        name: int(client.memory_usage(active.key(p)) or 0) / 2**20
+        for name, p in (("day", day), ("week", week), ("month", month))
+    }
     used = int(client.info("memory")["used_memory"]) / 2**20
 
-    print(f"\nmedian of {repeat} runs, ms; {len(cover)} keys cover the 30-day range "
-          f"({', '.join(sorted({p.name for p in cover}))})\n")
+    print(
+        f"\nmedian of {repeat} runs, ms; {len(cover)} keys cover the 30-day range "
+        f"({', '.join(sorted({p.name for p in cover}))})\n"
+    )
     rows = [
         ("raw BITCOUNT of one day key", raw_ms, None, ""),
         ("count('day')", day_ms, SPOOL_MS["day"], f"{day_ms / raw_ms:.2f}x raw BITCOUNT"),
         ("count('week')  (fan-out key)", week_ms, SPOOL_MS["week"], ""),
         ("count('month') (fan-out key)", month_ms, SPOOL_MS["month"], ""),
         ("naive BITOP OR of 30 day keys + BITCOUNT", naive_ms, None, ""),
-        (f"30-day range, {len(cover)}-key cover, not cached", range_ms, None,
-         f"{range_ms / naive_ms:.2f}x naive"),
-        ("30-day range, 30 day keys in chunks of 16", chunked_ms, None,
-         f"{chunked_ms / naive_ms:.2f}x naive"),
-        ("30-day range, cached union (periods over)", cached_ms, None,
-         f"{cached_ms / naive_ms:.2f}x naive"),
+        (
+            f"30-day range, {len(cover)}-key cover, not cached",
+            range_ms,
+            None,
+            f"{range_ms / naive_ms:.2f}x naive",
+        ),
+        (
+            "30-day range, 30 day keys in chunks of 16",
+            chunked_ms,
+            None,
+            f"{chunked_ms / naive_ms:.2f}x naive",
+        ),
+        (
+            "30-day range, cached union (periods over)",
+            cached_ms,
+            None,
+            f"{cached_ms / naive_ms:.2f}x naive",
+        ),
         ("cohort: 30-day range & premium month", cohort_ms, None, f"{cohort_count:,} users"),
         ("cluster cross-slot copy of a day (GET+SET PX)", copy_ms, None, ""),
         ("  same by DUMP+RESTORE", dump_ms, None, f"payload {payload_mb:.1f} MB"),
@@ -180,8 +207,11 @@ def run(server: Any, options: argparse.Namespace) -> None:
         spool_text = f"{spool:.1f}" if spool is not None else "-"
         print(f"{label:<48}{ours:>10.1f}{spool_text:>10}  {note}")
     print(f"\nusers in the range: {range_count:,}; in the day: {day_count:,}")
-    print("MEMORY USAGE per bitmap: " + ", ".join(f"{k} {v:.1f} MB" for k, v in memory.items())
-          + f"; used_memory {used:.0f} MB for {len(days)} days + weeks + months")
+    print(
+        "MEMORY USAGE per bitmap: "
+        + ", ".join(f"{k} {v:.1f} MB" for k, v in memory.items())
+        + f"; used_memory {used:.0f} MB for {len(days)} days + weeks + months"
+    )
 
 
 if __name__ == "__main__":

@@ -40,9 +40,23 @@ def zadd_rate(port: int, requests: int) -> float:
     if binary is None:
         raise SystemExit("redis-benchmark not found on PATH")
     out = subprocess.run(
-        [binary, "-p", str(port), "-P", "100", "-n", str(requests), "-r", "1000000",
-         "-t", "zadd", "-q"],
-        check=True, capture_output=True, text=True,
+        [
+            binary,
+            "-p",
+            str(port),
+            "-P",
+            "100",
+            "-n",
+            str(requests),
+            "-r",
+            "1000000",
+            "-t",
+            "zadd",
+            "-q",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     match = re.search(r"ZADD:\s*([\d.]+) requests per second", out.replace("\r", "\n"))
     if not match:
@@ -81,16 +95,22 @@ def populate(series: Any, start: float, first: int, count: int, rate: float) -> 
     for offset in range(first, first + count, chunk):
         n = min(chunk, first + count - offset)
         series.record_many(
-            {"when": start + (offset + i) / rate, "type": TYPES[rng.randrange(8)],
-             "user": rng.randrange(10_000)}
+            {
+                "when": start + (offset + i) / rate,
+                "type": TYPES[rng.randrange(8)],
+                "user": rng.randrange(10_000),
+            }
             for i in range(n)
         )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--events", default="100000",
-                        help="comma-separated totals to measure queries at (default: 100000)")
+    parser.add_argument(
+        "--events",
+        default="100000",
+        help="comma-separated totals to measure queries at (default: 100000)",
+    )
     parser.add_argument("--one-by-one", type=int, default=5000, help="record() calls timed")
     parser.add_argument("--batched", type=int, default=50_000, help="events timed in record_many")
     parser.add_argument("--zadd-requests", type=int, default=1_000_000)
@@ -114,8 +134,10 @@ def run(server: Any, options: argparse.Namespace, sizes: list[int]) -> None:
     from django_redis_metrics import EventSeries, get_redis_connection
 
     client = get_redis_connection()
-    print(f"redis-server {client.info('server')['redis_version']} on port {server.port}; "
-          f"{os.cpu_count()} CPUs (shared)")
+    print(
+        f"redis-server {client.info('server')['redis_version']} on port {server.port}; "
+        f"{os.cpu_count()} CPUs (shared)"
+    )
     zadd = zadd_rate(server.port, options.zadd_requests)
     print(f"redis-benchmark -P 100 ZADD: {zadd:,.0f} ops/s")
 
@@ -126,8 +148,9 @@ def run(server: Any, options: argparse.Namespace, sizes: list[int]) -> None:
     for i in range(options.one_by_one):
         warm.record(base + i * 0.001, type=TYPES[i % 8], user=i)
     one = options.one_by_one / (time.perf_counter() - started)
-    rows = [{"when": base + i * 0.001, "type": TYPES[i % 8], "user": i}
-            for i in range(options.batched)]
+    rows = [
+        {"when": base + i * 0.001, "type": TYPES[i % 8], "user": i} for i in range(options.batched)
+    ]
     started = time.perf_counter()
     warm.record_many(rows)
     batched = options.batched / (time.perf_counter() - started)
@@ -143,17 +166,21 @@ def run(server: Any, options: argparse.Namespace, sizes: list[int]) -> None:
         began = time.perf_counter()
         populate(series, start, populated, size - populated, options.rate)
         took = time.perf_counter() - began
-        print(f"\npopulated {size - populated:,} events in {took:.0f} s "
-              f"({(size - populated) / took:,.0f}/s); used_memory "
-              f"{client.info('memory')['used_memory'] / 2**30:.2f} GiB")
+        print(
+            f"\npopulated {size - populated:,} events in {took:.0f} s "
+            f"({(size - populated) / took:,.0f}/s); used_memory "
+            f"{client.info('memory')['used_memory'] / 2**30:.2f} GiB"
+        )
         populated = size
         end = start + size / options.rate  # the newest event
         day = (end - DAY, end)
         hour = (end - 3600, end)
         timings = measure(series, client, day, hour, options.repeat)
         results[size] = timings
-        print(f"{series.size():,} events, {series.count(*day):,} in the last 24h, "
-              f"{series.count(*hour):,} in the last hour")
+        print(
+            f"{series.size():,} events, {series.count(*day):,} in the last 24h, "
+            f"{series.count(*hour):,} in the last hour"
+        )
         print(f"  {'query':38s} {'wall ms':>9s} {'Redis ms':>9s}")
         for label, (seconds, server) in timings.items():
             print(f"  {label:38s} {seconds * 1000:9.2f} {server * 1000:9.3f}")
@@ -171,18 +198,24 @@ def measure(
     slow = max(3, repeat // 3)
     return {
         "counts(24h, 288 x 300s)": median_seconds(
-            lambda: series.counts(*day, 300, cache=False), repeat, client),
+            lambda: series.counts(*day, 300, cache=False), repeat, client
+        ),
         "counts(24h, 288 x 300s) cached": median_seconds(
-            lambda: series.counts(*day, 300), repeat, client),
+            lambda: series.counts(*day, 300), repeat, client
+        ),
         "count_by(type) indexed, 24h": median_seconds(
-            lambda: series.count_by("type", *day), repeat, client),
+            lambda: series.count_by("type", *day), repeat, client
+        ),
         "count(24h)": median_seconds(lambda: series.count(*day), repeat, client),
         "count_by(user) plain, 1h": median_seconds(
-            lambda: series.count_by("user", *hour), slow, client),
+            lambda: series.count_by("user", *hour), slow, client
+        ),
         "counts(1h, 12 x 300s)": median_seconds(
-            lambda: series.counts(*hour, 300, cache=False), repeat, client),
+            lambda: series.counts(*hour, 300, cache=False), repeat, client
+        ),
         "seed: fetch 1h, bucket in Python": median_seconds(
-            lambda: seed_buckets(client, series.time_key, *hour, 300), slow, client),
+            lambda: seed_buckets(client, series.time_key, *hour, 300), slow, client
+        ),
     }
 
 

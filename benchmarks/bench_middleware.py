@@ -111,9 +111,12 @@ def serve(handler: Handler, environ: Callable[[], dict[str, Any]]) -> None:
         pass
 
 
-def latency_after_pause(handlers: tuple[Handler, Handler],
-                        environ: Callable[[], dict[str, Any]], pairs: int,
-                        client: Any) -> tuple[float, float]:
+def latency_after_pause(
+    handlers: tuple[Handler, Handler],
+    environ: Callable[[], dict[str, Any]],
+    pairs: int,
+    client: Any,
+) -> tuple[float, float]:
     """The median seconds of each handler's call, every request starting after the same pause
     (the previous writes sent, then ``PING`` round trips until ``IDLE_GAP`` has passed since
     the previous request ended); each handler serves ``pairs`` pairs in turn, the second of
@@ -137,8 +140,9 @@ def latency_after_pause(handlers: tuple[Handler, Handler],
     return statistics.median(times[0]), statistics.median(times[1])
 
 
-def latency_back_to_back(handler: Handler, environ: Callable[[], dict[str, Any]],
-                         count: int) -> float:
+def latency_back_to_back(
+    handler: Handler, environ: Callable[[], dict[str, Any]], count: int
+) -> float:
     """The mean seconds of the handler call (what the client waits for), requests back to
     back, the sender working meanwhile (its competition for the GIL is part of the cost)."""
     from django_redis_metrics.recorder import flush
@@ -153,8 +157,9 @@ def latency_back_to_back(handler: Handler, environ: Callable[[], dict[str, Any]]
     return statistics.fmean(times)
 
 
-def throughput(handler: Handler, environ: Callable[[], dict[str, Any]], count: int,
-               alone: bool) -> float:
+def throughput(
+    handler: Handler, environ: Callable[[], dict[str, Any]], count: int, alone: bool
+) -> float:
     """Seconds per request including sending everything queued (``alone``: each request's
     writes are sent before the next request, so no round trip is shared)."""
     from django_redis_metrics.recorder import flush
@@ -203,15 +208,23 @@ def signed_in_cookie() -> str:
     return f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
 
 
-def measure(title: str, plain: Handler, measured: Handler,
-            environ: Callable[[], dict[str, Any]], client: Any, options: Any) -> None:
+def measure(
+    title: str,
+    plain: Handler,
+    measured: Handler,
+    environ: Callable[[], dict[str, Any]],
+    client: Any,
+    options: Any,
+) -> None:
     for handler in (plain, measured):  # warm up: connections, scripts, caches
         throughput(handler, environ, 200, alone=False)
     time_pings(client, 200)
 
     n = options.requests
-    rows: dict[str, list[float]] = {key: [] for key in (
-        "idle", "busy", "alone", "merged", "base_idle", "base_busy", "base", "ping")}
+    rows: dict[str, list[float]] = {
+        key: []
+        for key in ("idle", "busy", "alone", "merged", "base_idle", "base_busy", "base", "ping")
+    }
     for _ in range(options.rounds):
         base_idle, idle = latency_after_pause((plain, measured), environ, n // 8, client)
         rows["base_idle"].append(base_idle)
@@ -230,17 +243,23 @@ def measure(title: str, plain: Handler, measured: Handler,
 
     print(f"\n{title}")
     for key, label in (("base_idle", "after a pause"), ("base_busy", "back to back")):
-        print(f"  request without the middleware, {label + ':':14s}"
-              f"{statistics.median(rows[key]) * 1e6:8.1f} µs")
+        print(
+            f"  request without the middleware, {label + ':':14s}"
+            f"{statistics.median(rows[key]) * 1e6:8.1f} µs"
+        )
     print(f"  one PING round trip:                    {ping * 1e6:8.1f} µs")
     print("  request latency added (what the request waits for; goal <= 1.5 round trips):")
-    for key, base, label in (("idle", "base_idle", f"after a {IDLE_GAP * 1e3:g} ms pause"),
-                             ("busy", "base_busy", "back to back")):
+    for key, base, label in (
+        ("idle", "base_idle", f"after a {IDLE_GAP * 1e3:g} ms pause"),
+        ("busy", "base_busy", "back to back"),
+    ):
         micros, trips = added(key, base)
         print(f"    {label + ':':36s} {micros:8.1f} µs = {trips:5.2f} round trips")
     print("  Redis/sender work per request (background, not in the request's latency):")
-    for key, label in (("alone", "each request's writes alone"),
-                       ("merged", "back to back, round trips merged")):
+    for key, label in (
+        ("alone", "each request's writes alone"),
+        ("merged", "back to back, round trips merged"),
+    ):
         micros, trips = added(key, "base")
         print(f"    {label + ':':36s} {micros:8.1f} µs = {trips:5.2f} round trips")
 
@@ -260,8 +279,12 @@ def main() -> None:
             SECRET_KEY="bench",
             ALLOWED_HOSTS=["testserver"],
             ROOT_URLCONF=__name__,
-            INSTALLED_APPS=["django.contrib.auth", "django.contrib.contenttypes",
-                            "django.contrib.sessions", "django_redis_metrics"],
+            INSTALLED_APPS=[
+                "django.contrib.auth",
+                "django.contrib.contenttypes",
+                "django.contrib.sessions",
+                "django_redis_metrics",
+            ],
             DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
             SESSION_ENGINE="django.contrib.sessions.backends.signed_cookies",
             PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
@@ -277,17 +300,31 @@ def main() -> None:
         print(f"{options.rounds} rounds of {options.requests} requests; medians over rounds")
 
         plain, measured = handlers([])
-        measure("Bare view, no session or auth middleware (writes: 2 counters)",
-                plain, measured, make_environ("/page/"), client, options)
+        measure(
+            "Bare view, no session or auth middleware (writes: 2 counters)",
+            plain,
+            measured,
+            make_environ("/page/"),
+            client,
+            options,
+        )
 
         cookie = signed_in_cookie()
         plain, measured = handlers(SESSION_AUTH)
-        measure("Signed-in user, session + auth middleware, view reads request.user, "
-                "ACTIVE_USERS on (writes: 2 counters + 1 mark)",
-                plain, measured, make_environ("/account/", cookie), client, options)
+        measure(
+            "Signed-in user, session + auth middleware, view reads request.user, "
+            "ACTIVE_USERS on (writes: 2 counters + 1 mark)",
+            plain,
+            measured,
+            make_environ("/account/", cookie),
+            client,
+            options,
+        )
 
-        print(f"\n(checks: {Counter('hits').total(86400)} hits counted, "
-              f"{UniqueBitmap('active_users').count('day')} active user marked)")
+        print(
+            f"\n(checks: {Counter('hits').total(86400)} hits counted, "
+            f"{UniqueBitmap('active_users').count('day')} active user marked)"
+        )
     finally:
         server.stop()
 

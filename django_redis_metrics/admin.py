@@ -89,8 +89,11 @@ class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
             for route, page, suffix in self.pages
         ]
         urls += [
-            path(route, self.admin_site.admin_view(views.metrics_permission(view)),
-                 name=self.url_name(suffix))
+            path(
+                route,
+                self.admin_site.admin_view(views.metrics_permission(view)),
+                name=self.url_name(suffix),
+            )
             for route, view, suffix in self.endpoints
         ]
         urls.append(path("", self._page(self.index_page), name=self.url_name("changelist")))

@@ -75,7 +75,11 @@ def run_calls(
 #: How an error reply that concerns one call only begins (redis-py drops the "ERR " code): a
 #: key holding another type, a Lua error in our script, and our write scripts' own refusals.
 ONE_CALL_ERRORS = (
-    "WRONGTYPE ", "user_script:", "counter slice ", "events_record: ", "the id mapping is full",
+    "WRONGTYPE ",
+    "user_script:",
+    "counter slice ",
+    "events_record: ",
+    "the id mapping is full",
 )
 
 
@@ -117,8 +121,9 @@ def _send_direct(client: redis.Redis, calls: Sequence[ScriptCall]) -> list[Any]:
     retries included, without its per-command bookkeeping (this is the sender thread's hot
     path): one packed write, every reply read (error replies as exceptions) so the pooled
     socket stays in step."""
-    commands = [("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args)
-                for call in calls]
+    commands = [
+        ("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args) for call in calls
+    ]
     pool = client.connection_pool
     connection: Any = pool.get_connection()  # redis-py leaves these methods untyped
 

@@ -190,23 +190,24 @@ def check_int_kind(client: RedisClient) -> None:
     id_cache.set_holds_ints(client)
 
 
-def resolve_ids(
-    client: RedisClient, ids: Sequence[str], *, assign: bool
-) -> list[int | None]:
+def resolve_ids(client: RedisClient, ids: Sequence[str], *, assign: bool) -> list[int | None]:
     """Offsets of mapped ids (from the cache, else one script call); ``None`` if unknown."""
     offsets: list[int | None] = [id_cache.get(client, i) for i in ids]
     missing = [i for i, offset in zip(ids, offsets, strict=True) if offset is None]
     if missing:
-        answer = script("bitmap_ids")(client, [*id_map_keys(), id_kind_key()],
-                                      ["1" if assign else "0", *missing])
+        answer = script("bitmap_ids")(
+            client, [*id_map_keys(), id_kind_key()], ["1" if assign else "0", *missing]
+        )
         if answer and int(answer[0]) == -2:
             raise mixed_ids_error(answer[1], "mapped")
         found = dict(zip(missing, (int(v) for v in answer), strict=True))
         for user_id, offset in found.items():
             if offset >= 0:
                 id_cache.put(client, user_id, offset)
-        offsets = [o if o is not None else (found[i] if found[i] >= 0 else None)
-                   for i, o in zip(ids, offsets, strict=True)]
+        offsets = [
+            o if o is not None else (found[i] if found[i] >= 0 else None)
+            for i, o in zip(ids, offsets, strict=True)
+        ]
     return offsets
 
 
@@ -378,8 +379,14 @@ class _Program:
                 return
             sources = [self.key(k) for k in keys]
             if node.cacheable and conf.BITMAP_CACHE_TTL > 0:
-                self.code += ["C", self.key(node.cache_key), self.key(node.stamp_key),
-                              self.key(node.bitmap.gen_key), len(keys), *sources]
+                self.code += [
+                    "C",
+                    self.key(node.cache_key),
+                    self.key(node.stamp_key),
+                    self.key(node.bitmap.gen_key),
+                    len(keys),
+                    *sources,
+                ]
             else:
                 self.code += ["U", self.temp(), len(keys), *sources]
         elif isinstance(node, _Copied):
@@ -387,9 +394,15 @@ class _Program:
         elif isinstance(node, _Prebuilt):
             if node.cached:
                 union = node.union
-                self.code += ["S", self.key(union.cache_key), self.key(union.stamp_key),
-                              self.key(union.bitmap.gen_key), self.key(node.key),
-                              node.generation, node.state]
+                self.code += [
+                    "S",
+                    self.key(union.cache_key),
+                    self.key(union.stamp_key),
+                    self.key(union.bitmap.gen_key),
+                    self.key(node.key),
+                    node.generation,
+                    node.state,
+                ]
             else:
                 self.code += ["B", self.key(node.key), int(node.state == "built")]
         elif isinstance(node, Operation):
@@ -459,10 +472,12 @@ def _build_union(client: RedisClient, union: PeriodUnion, *, use_cache: bool) ->
     cached = use_cache and union.cacheable and conf.BITMAP_CACHE_TTL > 0
     generation, present = "", 0
     for step, start in enumerate(range(0, len(keys), MAX_SCRIPT_SOURCES)):
-        check = [union.cache_key, union.stamp_key, union.bitmap.gen_key] if cached and not step \
-            else []
+        check = (
+            [union.cache_key, union.stamp_key, union.bitmap.gen_key] if cached and not step else []
+        )
         answer = script("bitmap_union")(
-            client, [temp, *check, *keys[start:start + MAX_SCRIPT_SOURCES]],
+            client,
+            [temp, *check, *keys[start : start + MAX_SCRIPT_SOURCES]],
             [TEMP_TTL_MS, int(step > 0), int(bool(check))],
         )
         if not step:
@@ -674,21 +689,31 @@ class UniqueBitmap:
                 else:
                     offset = resolve_ids(client, [value], assign=True)[0]
         base = metric_key(KIND, self.name)  # the prefix is read once per mark, not per key
-        keys = [f"{base}:meta", f"{base}:gen", *(f"{base}:{p.name}:{p.suffix}" for p in periods),
-                *(f"{base}:index:{p.name}" for p in periods)]
+        keys = [
+            f"{base}:meta",
+            f"{base}:gen",
+            *(f"{base}:{p.name}:{p.suffix}" for p in periods),
+            *(f"{base}:index:{p.name}" for p in periods),
+        ]
         if inline:  # the script checks the id kind (on the cluster: checked above)
             keys += [catalogue_key(KIND), id_kind_key()]
         if mapped is not None:
             keys += id_map_keys()
         args: list[str | int | float] = [
-            self.name, len(periods), int(inline), int(mapped is not None),
-            mapped if mapped is not None else int(offset or 0), ",".join(self.periods),
-            generation_ttl_ms(), id_kind(value) if inline else "",
+            self.name,
+            len(periods),
+            int(inline),
+            int(mapped is not None),
+            mapped if mapped is not None else int(offset or 0),
+            ",".join(self.periods),
+            generation_ttl_ms(),
+            id_kind(value) if inline else "",
         ]
         for period in periods:
             args += [period.suffix, int(period.start_ts), period.end_ts]
-        call = ScriptCall(script("bitmap_mark"), keys, args,
-                          after=self._after_mark(mapped, id_kind(value)))
+        call = ScriptCall(
+            script("bitmap_mark"), keys, args, after=self._after_mark(mapped, id_kind(value))
+        )
         if batch is not None:
             batch.add(call)
         else:
@@ -716,11 +741,11 @@ class UniqueBitmap:
                 if not members:
                     break
                 keys = [metric_key(KIND, self.name, name, m) for m in members]
-                script("bitmap_drop")(client, [index, self.gen_key, *keys],
-                                      [generation_ttl_ms(), *members])
+                script("bitmap_drop")(
+                    client, [index, self.gen_key, *keys], [generation_ttl_ms(), *members]
+                )
         # A new generation even with no period left, so no cached union is ever used again.
-        script("bitmap_drop")(client, [self.index_key("day"), self.gen_key],
-                              [generation_ttl_ms()])
+        script("bitmap_drop")(client, [self.index_key("day"), self.gen_key], [generation_ttl_ms()])
         client.delete(self.meta_key)
         catalogue.unregister(client, KIND, self.name, self.meta_key)
 
@@ -763,8 +788,11 @@ class UniqueBitmap:
         settled = to_timestamp(None) - CACHE_GRACE
         over = tuple(p for p in cover if p.is_over(settled))
         running = tuple(p for p in cover if not p.is_over(settled))
-        parts = [PeriodUnion(self, chunk, cacheable=cache) for chunk, cache in
-                 ((over, True), (running, False)) if chunk]
+        parts = [
+            PeriodUnion(self, chunk, cacheable=cache)
+            for chunk, cache in ((over, True), (running, False))
+            if chunk
+        ]
         query: BitmapQuery = parts[0]
         for part in parts[1:]:
             query = query | part
@@ -802,9 +830,7 @@ class UniqueBitmap:
             )
         return sorted([*cover, *leftover])
 
-    def cohort(
-        self, period: str = "week", start: When = None, periods: int = 8
-    ) -> list[list[int]]:
+    def cohort(self, period: str = "week", start: When = None, periods: int = 8) -> list[list[int]]:
         """A retention table: row i holds the users of period i, then how many of them were
         marked again 1, 2, ... periods later (up to the last of ``periods`` periods).
 
@@ -814,20 +840,23 @@ class UniqueBitmap:
         """
         if isinstance(periods, bool) or not isinstance(periods, int) or periods < 1:
             raise ValueError(f"periods must be a positive int, not {periods!r}.")
-        first = self._period(period, start) if start is not None else \
-            self._period(period).shift(-(periods - 1))
+        first = (
+            self._period(period, start)
+            if start is not None
+            else self._period(period).shift(-(periods - 1))
+        )
         sequence = [first.shift(i) for i in range(periods)]
         client = get_redis_connection()
         rows = []
         step = MAX_SCRIPT_SOURCES - 1
         for i in range(periods):
-            head, later = self.key(sequence[i]), [self.key(p) for p in sequence[i + 1:]]
+            head, later = self.key(sequence[i]), [self.key(p) for p in sequence[i + 1 :]]
             temp = temp_key(KIND, self.name, f"cohort:{uuid.uuid4().hex}")
             row: list[int] = []
             for start in range(0, max(len(later), 1), step):
-                chunk = later[start:start + step]
+                chunk = later[start : start + step]
                 answer = script("bitmap_cohort")(client, [head, *chunk, temp], [TEMP_TTL_MS])
-                row += [int(v) for v in answer][1 if row else 0:]
+                row += [int(v) for v in answer][1 if row else 0 :]
                 if row[0] == 0:
                     row += [0] * (len(later) - len(row) + 1)
                     break
@@ -922,8 +951,9 @@ def _drop_before(
         if not members:
             return removed
         keys = [metric_key(KIND, bitmap.name, period_name, m) for m in members]
-        script("bitmap_drop")(client, [index, bitmap.gen_key, *keys],
-                              [generation_ttl_ms(), *members])
+        script("bitmap_drop")(
+            client, [index, bitmap.gen_key, *keys], [generation_ttl_ms(), *members]
+        )
         removed += len(members)
 
 

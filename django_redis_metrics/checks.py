@@ -65,8 +65,11 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
         timeout = value[name]
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             errors.append(
-                Error(f"{SETTING_NAME}['{name}'] must be a positive number of seconds, "
-                      f"not {timeout!r}.", id=ID.format("E007"))
+                Error(
+                    f"{SETTING_NAME}['{name}'] must be a positive number of seconds, "
+                    f"not {timeout!r}.",
+                    id=ID.format("E007"),
+                )
             )
     errors += _validated(
         value["COUNTER_PRECISIONS"], validate_precisions, "COUNTER_PRECISIONS", "E008"
@@ -91,39 +94,68 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
 def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
     """The middleware's, decorators' and fail-open settings (ids E040-E059)."""
     errors: list[CheckMessage] = []
-    for name, optional in (("HITS_COUNTER", True), ("ACTIVE_USERS", True),
-                           ("UNRESOLVED_VIEW", False), ("OTHER_VIEW", False)):
+    for name, optional in (
+        ("HITS_COUNTER", True),
+        ("ACTIVE_USERS", True),
+        ("UNRESOLVED_VIEW", False),
+        ("OTHER_VIEW", False),
+    ):
         if not (optional and value[name] is None):
             errors += _validated(value[name], validate_name, name, "E040")
     template = value["VIEW_COUNTER"]
     if template is not None and (not isinstance(template, str) or "{view}" not in template):
-        errors.append(Error(
-            f"{SETTING_NAME}['VIEW_COUNTER'] must be None or a str containing '{{view}}', "
-            f"not {template!r}.", id=ID.format("E041")))
+        errors.append(
+            Error(
+                f"{SETTING_NAME}['VIEW_COUNTER'] must be None or a str containing '{{view}}', "
+                f"not {template!r}.",
+                id=ID.format("E041"),
+            )
+        )
     elif template is not None:
-        errors += _validated(template.replace("{view}", "view"), validate_name, "VIEW_COUNTER",
-                             "E041")
+        errors += _validated(
+            template.replace("{view}", "view"), validate_name, "VIEW_COUNTER", "E041"
+        )
     cap = value["MAX_VIEW_COUNTERS"]
     if isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0:
-        errors.append(Error(f"{SETTING_NAME}['MAX_VIEW_COUNTERS'] must be a positive int, "
-                            f"not {cap!r}.", id=ID.format("E042")))
+        errors.append(
+            Error(
+                f"{SETTING_NAME}['MAX_VIEW_COUNTERS'] must be a positive int, not {cap!r}.",
+                id=ID.format("E042"),
+            )
+        )
     for name in ("EXCLUDE_VIEWS", "EXCLUDE_PATHS"):
         items = value[name]
         if name == "EXCLUDE_PATHS" and items is None:
             continue
-        if isinstance(items, str) or not isinstance(items, list | tuple) or not all(
-            isinstance(item, str) and item for item in items
+        if (
+            isinstance(items, str)
+            or not isinstance(items, list | tuple)
+            or not all(isinstance(item, str) and item for item in items)
         ):
-            errors.append(Error(f"{SETTING_NAME}['{name}'] must be a list of non-empty strings, "
-                                f"not {items!r}.", id=ID.format("E043")))
+            errors.append(
+                Error(
+                    f"{SETTING_NAME}['{name}'] must be a list of non-empty strings, not {items!r}.",
+                    id=ID.format("E043"),
+                )
+            )
         elif name == "EXCLUDE_PATHS" and any(not item.startswith("/") for item in items):
-            errors.append(Error(f"{SETTING_NAME}['EXCLUDE_PATHS'] entries are path prefixes and "
-                                f"must start with '/': {items!r}.", id=ID.format("E043")))
+            errors.append(
+                Error(
+                    f"{SETTING_NAME}['EXCLUDE_PATHS'] entries are path prefixes and "
+                    f"must start with '/': {items!r}.",
+                    id=ID.format("E043"),
+                )
+            )
     for name in ("FAIL_OPEN_TIMEOUT", "FAIL_OPEN_COOLDOWN"):
         number = value[name]
         if isinstance(number, bool) or not isinstance(number, int | float) or number <= 0:
-            errors.append(Error(f"{SETTING_NAME}['{name}'] must be a positive number of seconds, "
-                                f"not {number!r}.", id=ID.format("E044")))
+            errors.append(
+                Error(
+                    f"{SETTING_NAME}['{name}'] must be a positive number of seconds, "
+                    f"not {number!r}.",
+                    id=ID.format("E044"),
+                )
+            )
     return errors
 
 
@@ -140,38 +172,54 @@ def _validated(
 def _check_connection(connection: Any, cluster: Any) -> list[CheckMessage]:
     errors: list[CheckMessage] = []
     if not isinstance(cluster, bool):
-        errors.append(Error(f"{SETTING_NAME}['CLUSTER'] must be True or False, not {cluster!r}.",
-                            id=ID.format("E005")))
+        errors.append(
+            Error(
+                f"{SETTING_NAME}['CLUSTER'] must be True or False, not {cluster!r}.",
+                id=ID.format("E005"),
+            )
+        )
     if not isinstance(connection, str) or not connection:
-        errors.append(Error(
-            f"{SETTING_NAME}['CONNECTION'] must be a Redis URL or a CACHES alias, "
-            f"not {connection!r}.",
-            hint="For example 'redis://localhost:6379/0', 'unix:///run/redis.sock' or 'default'.",
-            id=ID.format("E002"),
-        ))
+        errors.append(
+            Error(
+                f"{SETTING_NAME}['CONNECTION'] must be a Redis URL or a CACHES alias, "
+                f"not {connection!r}.",
+                hint=(
+                    "For example 'redis://localhost:6379/0', 'unix:///run/redis.sock' or 'default'."
+                ),
+                id=ID.format("E002"),
+            )
+        )
         return errors
     if is_url(connection):
         if cluster is True and connection.startswith("unix://"):
-            errors.append(Error("Redis Cluster cannot be reached over a unix:// socket.",
-                                id=ID.format("E005")))
+            errors.append(
+                Error(
+                    "Redis Cluster cannot be reached over a unix:// socket.", id=ID.format("E005")
+                )
+            )
         return errors
     if "://" in connection:
-        errors.append(Error(
-            f"{SETTING_NAME}['CONNECTION'] = {connection!r} has an unknown scheme.",
-            hint="Use redis://, rediss:// or unix://, or the name of a CACHES alias.",
-            id=ID.format("E002"),
-        ))
+        errors.append(
+            Error(
+                f"{SETTING_NAME}['CONNECTION'] = {connection!r} has an unknown scheme.",
+                hint="Use redis://, rediss:// or unix://, or the name of a CACHES alias.",
+                id=ID.format("E002"),
+            )
+        )
         return errors
     caches: Mapping[str, Mapping[str, Any]] = getattr(settings, "CACHES", {})
     backend = str(caches.get(connection, {}).get("BACKEND", ""))
     if connection not in caches or not backend.startswith(REDIS_CACHE_BACKENDS):
-        errors.append(Error(
-            f"{SETTING_NAME}['CONNECTION'] = {connection!r} is not a CACHES alias backed by Redis "
-            f"(found {backend or 'no such alias'!r}).",
-            hint="Name a django-redis or django.core.cache.backends.redis.RedisCache alias, "
-            "or give a Redis URL.",
-            id=ID.format("E003"),
-        ))
+        errors.append(
+            Error(
+                f"{SETTING_NAME}['CONNECTION'] = {connection!r} is not a CACHES alias "
+                "backed by Redis "
+                f"(found {backend or 'no such alias'!r}).",
+                hint="Name a django-redis or django.core.cache.backends.redis.RedisCache alias, "
+                "or give a Redis URL.",
+                id=ID.format("E003"),
+            )
+        )
     return errors
 
 
@@ -181,6 +229,10 @@ def _check_time_zone(name: Any) -> list[CheckMessage]:
     try:
         zoneinfo.ZoneInfo(str(name))
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        return [Error(f"{SETTING_NAME}['TIME_ZONE'] = {name!r} is not a known time zone.",
-                      id=ID.format("E006"))]
+        return [
+            Error(
+                f"{SETTING_NAME}['TIME_ZONE'] = {name!r} is not a known time zone.",
+                id=ID.format("E006"),
+            )
+        ]
     return []

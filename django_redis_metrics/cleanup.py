@@ -218,11 +218,14 @@ def clean_temporary(
                 pipe.expire(key, STRAY_TEMP_TTL)
             pipe.execute()
         report.items_removed += len(stray)
-        report.details += [f"temporary key {to_str(key)!r}: no TTL, expires in "
-                           f"{STRAY_TEMP_TTL} s" for key in stray]
+        report.details += [
+            f"temporary key {to_str(key)!r}: no TTL, expires in {STRAY_TEMP_TTL} s" for key in stray
+        ]
     verb = "would expire" if dry_run else "expired"
-    report.note = (f"scanned {report.metrics_checked} temporary keys, {verb} "
-                   f"{report.items_removed} stray ones (left without a TTL) in {STRAY_TEMP_TTL} s")
+    report.note = (
+        f"scanned {report.metrics_checked} temporary keys, {verb} "
+        f"{report.items_removed} stray ones (left without a TTL) in {STRAY_TEMP_TTL} s"
+    )
     return report
 
 

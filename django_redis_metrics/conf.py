@@ -21,7 +21,12 @@ DEFAULT_BITMAP_RETENTION: dict[str, int] = {"hour": 48, "day": 92, "week": 105, 
 DEFAULT_EVENT_RETENTION = 30 * 86400
 #: View names (``fnmatch`` patterns) the middleware does not count: the admin, health checks.
 DEFAULT_EXCLUDE_VIEWS: tuple[str, ...] = (
-    "admin:*", "health", "healthz", "health_check", "health_check:*", "ping",
+    "admin:*",
+    "health",
+    "healthz",
+    "health_check",
+    "health_check:*",
+    "ping",
 )
 #: Paths always skipped when ``EXCLUDE_PATHS`` is unset, besides ``STATIC_URL`` and ``MEDIA_URL``.
 DEFAULT_EXCLUDE_PATHS: tuple[str, ...] = ("/favicon.ico", "/robots.txt")
@@ -116,6 +121,7 @@ class Settings:
     def BITMAP_CACHE_TTL(self) -> int:
         """Seconds the union of periods that are over stays cached; 0 disables the cache."""
         return int(self.get("BITMAP_CACHE_TTL"))
+
     @property
     def EVENT_RETENTION(self) -> float:
         """Seconds an ``EventSeries`` keeps its events unless it sets its own ``retention``."""
@@ -182,7 +188,7 @@ class Settings:
             # Django puts the script prefix in front of a relative STATIC_URL; paths are
             # compared with request.path_info, which does not hold it.
             if script_prefix != "/" and url.startswith(script_prefix):
-                url = url[len(script_prefix) - 1:]
+                url = url[len(script_prefix) - 1 :]
             # An unset MEDIA_URL reads as "/" (Django adds the script prefix): never exclude all.
             if url.strip("/") and "://" not in url:
                 found.append("/" + url.lstrip("/"))

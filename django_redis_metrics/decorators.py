@@ -63,8 +63,9 @@ def succeeded(request: HttpRequest, response: HttpResponseBase) -> bool:
 class _Call:
     """What a decorator sees of one view call."""
 
-    def __init__(self, request: HttpRequest, response: HttpResponseBase, kwargs: dict[str, Any],
-                 uid: Any) -> None:
+    def __init__(
+        self, request: HttpRequest, response: HttpResponseBase, kwargs: dict[str, Any], uid: Any
+    ) -> None:
         self.request = request
         self.response = response
         self.kwargs = kwargs

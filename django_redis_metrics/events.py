@@ -284,8 +284,12 @@ class EventSeries:
         index = [key[2:] for key in fields if key.startswith("i:")]
         retention = fields.get("retention") or None
         max_values = fields.get("max_values") or None
-        return cls(name, index=sorted(index), retention=float(retention) if retention else None,
-                   max_values=int(max_values) if max_values else None)
+        return cls(
+            name,
+            index=sorted(index),
+            retention=float(retention) if retention else None,
+            max_values=int(max_values) if max_values else None,
+        )
 
     def __repr__(self) -> str:
         return f"<EventSeries {self.name!r} index={list(self.index)} retention={self.retention}>"
@@ -443,8 +447,11 @@ class EventSeries:
                 position = positions.get(entry)
                 if position is None:
                     position = positions[entry] = len(keys) + 1
-                    keys += [self.index_key(*entry), self.values_key(entry[0]),
-                             self.index_key(entry[0], OTHER_VALUE)]
+                    keys += [
+                        self.index_key(*entry),
+                        self.values_key(entry[0]),
+                        self.index_key(entry[0], OTHER_VALUE),
+                    ]
                 args += [position, entry[1]]
         if inline:
             keys.append(catalogue_key(KIND))
@@ -488,7 +495,12 @@ class EventSeries:
         while left is None or left > 0:
             size = PAGE if left is None else min(PAGE, left)
             args: list[str | int] = [
-                int(ascending), _bound(lo), _bound(hi), *cursor, size, self.key("e", "")
+                int(ascending),
+                _bound(lo),
+                _bound(hi),
+                *cursor,
+                size,
+                self.key("e", ""),
             ]
             reply = read(client, [self.time_key], args)
             page = reply[1:]
@@ -575,7 +587,8 @@ class EventSeries:
         prefix = self.key("by", field, "")
         while True:
             reply = counter(
-                client, [self.values_key(field)],
+                client,
+                [self.values_key(field)],
                 [cursor, _score(lo), _score(hi), prefix, VALUES_PER_CALL],
             )
             cursor = to_str(reply[0])
@@ -585,15 +598,14 @@ class EventSeries:
             if cursor == "0":
                 return result
 
-    def _count_plain(
-        self, client: RedisClient, field: str, lo: float, hi: float
-    ) -> dict[str, int]:
+    def _count_plain(self, client: RedisClient, field: str, lo: float, hi: float) -> dict[str, int]:
         counter = script("events_count_field")
         result: dict[str, int] = {}
         cursor: tuple[str, str] = ("", "")
         while True:
             reply = counter(
-                client, [self.time_key],
+                client,
+                [self.time_key],
                 [_score(lo), _score(hi), *cursor, PAGE, self.key("e", ""), field],
             )
             for i in range(3, len(reply), 2):
@@ -643,8 +655,15 @@ def preen_series(
     preen = script("events_preen")
     keys = [key("time"), key("meta"), key("cachesizes"), key("seq")]
     args: list[str | int] = [
-        _bound(cutoff), batch_size, key("e", ""), key("by", ""), key("values", ""),
-        key("cache", ""), PREEN_CACHE_BATCH, int(drop), OTHER_VALUE,
+        _bound(cutoff),
+        batch_size,
+        key("e", ""),
+        key("by", ""),
+        key("values", ""),
+        key("cache", ""),
+        PREEN_CACHE_BATCH,
+        int(drop),
+        OTHER_VALUE,
     ]
     removed = 0
     while True:

@@ -73,12 +73,17 @@ class CircuitBreaker:
             logger.warning(
                 "Metrics disabled for %.0f s: Redis at %s failed (%s: %s). "
                 "Requests are served without recording metrics.",
-                cooldown, _where(), type(exc).__name__, exc,
+                cooldown,
+                _where(),
+                type(exc).__name__,
+                exc,
             )
         else:
             logger.warning(
                 "Metrics still disabled for %.0f s: Redis failed again (%s: %s).",
-                cooldown, type(exc).__name__, exc,
+                cooldown,
+                type(exc).__name__,
+                exc,
             )
 
     def success(self) -> None:
@@ -93,7 +98,8 @@ class CircuitBreaker:
             logger.warning(
                 "Metrics enabled again: Redis answers (%d requests' writes were dropped while "
                 "it failed; %d in total since start because the queue was full).",
-                dropped, sender.dropped,
+                dropped,
+                sender.dropped,
             )
 
     def reset(self) -> None:
@@ -166,8 +172,14 @@ class RateLimitedLog:
         self._suppressed: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
 
-    def log(self, level: int, key: tuple[str, str], message: str, *args: Any,
-            exc_info: BaseException | None = None) -> bool:
+    def log(
+        self,
+        level: int,
+        key: tuple[str, str],
+        message: str,
+        *args: Any,
+        exc_info: BaseException | None = None,
+    ) -> bool:
         """Log unless ``key`` was logged within the cooldown; whether it was logged."""
         now = self.clock()
         with self._lock:
@@ -203,13 +215,17 @@ def report_data_error(label: str, exc: Exception, stored: bool) -> None:
     ``stored``: the round trip succeeded; only this write was refused or its follow-up failed.
     """
     kind = type(exc).__name__
-    what = ("Metrics write to %s was not applied or not completed" if stored
-            else "Metrics write to %s could not be prepared and was dropped")
+    what = (
+        "Metrics write to %s was not applied or not completed"
+        if stored
+        else "Metrics write to %s could not be prepared and was dropped"
+    )
     if isinstance(exc, (ValueError, TypeError)) or refuses_only_this_write(exc):
         data_errors.log(logging.WARNING, (label, kind), what + ": %s: %s", label, kind, exc)
     else:
-        data_errors.log(logging.ERROR, (label, kind), what + " (unexpected %s).", label, kind,
-                        exc_info=exc)
+        data_errors.log(
+            logging.ERROR, (label, kind), what + " (unexpected %s).", label, kind, exc_info=exc
+        )
 
 
 def _label(batch: Batch, index: int) -> str:
@@ -255,9 +271,13 @@ def prepare_and_send(prepare: Callable[[], Batch], submissions: int = 1) -> bool
             batch.client = client
             batch.execute()
     except REDIS_ERRORS as exc:
-        if batch is not None and batch.sent and not any(
-            isinstance(error, REDIS_ERRORS) and not refuses_only_this_write(error)
-            for _call, error in batch.errors
+        if (
+            batch is not None
+            and batch.sent
+            and not any(
+                isinstance(error, REDIS_ERRORS) and not refuses_only_this_write(error)
+                for _call, error in batch.errors
+            )
         ):  # Redis answered and refused some writes (e.g. WRONGTYPE): not an outage
             return _stored_with_errors(batch)
         if batch is not None:

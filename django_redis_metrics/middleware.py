@@ -66,7 +66,6 @@ class ViewNames:
         with self._lock:
             self._seen.clear()
 
-
     def _after_fork_in_child(self) -> None:
         self._lock = threading.Lock()
 

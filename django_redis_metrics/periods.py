@@ -179,6 +179,7 @@ class Hour(Period):
     """
 
     name = "hour"
+
     @classmethod
     def _start_of(cls, local: datetime) -> datetime:
         tz = local.tzinfo
@@ -213,6 +214,7 @@ class Day(Period):
     """A calendar day in the period's time zone (23 or 25 hours long across DST changes)."""
 
     name = "day"
+
     @classmethod
     def of(cls, day: date, tz: tzinfo | str | None = None) -> Day:
         return cls(_midnight(day, get_zone(tz)))
@@ -238,6 +240,7 @@ class Week(Period):
     """An ISO week (Monday to Sunday), keyed by ISO year and week number: ``2020-W53``."""
 
     name = "week"
+
     @classmethod
     def of(cls, iso_year: int, week: int, tz: tzinfo | str | None = None) -> Week:
         try:
@@ -270,6 +273,7 @@ class Month(Period):
     """A calendar month: ``2026-11``."""
 
     name = "month"
+
     @classmethod
     def of(cls, year: int, month: int, tz: tzinfo | str | None = None) -> Month:
         if not 1 <= month <= 12:

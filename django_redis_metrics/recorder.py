@@ -215,7 +215,8 @@ class Sender:
         logger.warning(
             "Metrics queue full (%d requests' writes waiting): dropping new writes "
             "(%d dropped so far). Redis is too slow for this traffic.",
-            MAX_PENDING, self.dropped,
+            MAX_PENDING,
+            self.dropped,
         )
 
     def _start(self) -> None:

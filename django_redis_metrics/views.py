@@ -40,7 +40,9 @@ CHART_POINTS = 120
 SPARKLINE_POINTS = 60
 #: The "latest totals" columns of the counters list: label and window in seconds.
 TOTALS: tuple[tuple[str, int], ...] = (
-    ("last minute", 60), ("last hour", 3600), ("last day", 86400),
+    ("last minute", 60),
+    ("last hour", 3600),
+    ("last day", 86400),
 )
 PER_PAGE = 100
 
@@ -143,8 +145,9 @@ def counter_rows(counters: Sequence[Counter], now: float) -> list[CounterRow]:
     plans = []
     for counter in counters:
         spark = sparkline_precision(counter)
-        pipe.hmget(counter.key(spark), slice_starts(spark, min(SPARKLINE_POINTS, counter.samples),
-                                                    now))
+        pipe.hmget(
+            counter.key(spark), slice_starts(spark, min(SPARKLINE_POINTS, counter.samples), now)
+        )
         windows = [window_plan(counter, seconds) for _, seconds in TOTALS]
         for plan in windows:
             if plan is not None:
@@ -334,12 +337,17 @@ def event_series_list(request: HttpRequest, context: dict[str, Any]) -> Template
         pipe.zcard(series.time_key)
     replies = iter(pipe.execute() if series_list else [])
     rows = [
-        {"series": series, "hour": int(next(replies)), "day": int(next(replies)),
-         "total": int(next(replies))}
+        {
+            "series": series,
+            "hour": int(next(replies)),
+            "day": int(next(replies)),
+            "total": int(next(replies)),
+        }
         for series in series_list
     ]
-    context.update(title="Event series", rows=rows, page=page, query=query, count=count,
-                   noun="event series")
+    context.update(
+        title="Event series", rows=rows, page=page, query=query, count=count, noun="event series"
+    )
     return TemplateResponse(request, "django_redis_metrics/admin/event_series_list.html", context)
 
 
@@ -355,9 +363,11 @@ def field_counts(series: EventSeries, lo: float, hi: float) -> list[dict[str, An
         pipe = client.pipeline(transaction=False)
         for field_name in fields:
             pipe.scard(series.values_key(field_name))
-            counter.queue(pipe, [series.values_key(field_name)],
-                          ["0", score(lo), score(hi), series.key("by", field_name, ""),
-                           VALUES_COUNTED])
+            counter.queue(
+                pipe,
+                [series.values_key(field_name)],
+                ["0", score(lo), score(hi), series.key("by", field_name, ""), VALUES_COUNTED],
+            )
         replies = pipe.execute(raise_on_error=False)
         if attempt == 0 and any(isinstance(r, NoScriptError) for r in replies):
             counter.ensure_loaded(client)
@@ -371,8 +381,14 @@ def field_counts(series: EventSeries, lo: float, hi: float) -> list[dict[str, An
                 raise answer
         counts = {to_str(reply[j]): int(reply[j + 1]) for j in range(1, len(reply), 2)}
         top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:TOP_VALUES]
-        blocks.append({"field": field_name, "values": top, "distinct": int(distinct),
-                       "partial": to_str(reply[0]) != "0"})
+        blocks.append(
+            {
+                "field": field_name,
+                "values": top,
+                "distinct": int(distinct),
+                "partial": to_str(reply[0]) != "0",
+            }
+        )
     return blocks
 
 
@@ -386,9 +402,13 @@ def event_series_detail(request: HttpRequest, context: dict[str, Any]) -> Templa
     newest = []
     for event in series.latest(NEWEST_EVENTS):
         fields = {k: v for k, v in event.items() if k not in ("id", "timestamp")}
-        newest.append({
-            "id": event["id"], "timestamp": event["timestamp"], "fields": sorted(fields.items()),
-        })
+        newest.append(
+            {
+                "id": event["id"],
+                "timestamp": event["timestamp"],
+                "fields": sorted(fields.items()),
+            }
+        )
     urls = context["metrics_urls"]
     context.update(
         title=f"Event series {series.name}",
@@ -409,8 +429,7 @@ def event_series_detail(request: HttpRequest, context: dict[str, Any]) -> Templa
         top_values=TOP_VALUES,
         newest=newest,
     )
-    return TemplateResponse(request, "django_redis_metrics/admin/event_series_detail.html",
-                            context)
+    return TemplateResponse(request, "django_redis_metrics/admin/event_series_detail.html", context)
 
 
 def event_series_data(request: HttpRequest) -> JsonResponse:
@@ -459,10 +478,13 @@ def bitmap_list(request: HttpRequest, context: dict[str, Any]) -> TemplateRespon
             pipe.bitcount(bitmap.key(period_class(kind).containing(now)))
         shown.append((bitmap, kinds))
     replies = iter(pipe.execute() if bitmaps else [])
-    rows = [{"bitmap": bitmap, "counts": {kind: int(next(replies)) for kind in kinds}}
-            for bitmap, kinds in shown]
-    context.update(title="Unique users", rows=rows, page=page, query=query, count=count,
-                   noun="bitmap")
+    rows = [
+        {"bitmap": bitmap, "counts": {kind: int(next(replies)) for kind in kinds}}
+        for bitmap, kinds in shown
+    ]
+    context.update(
+        title="Unique users", rows=rows, page=page, query=query, count=count, noun="bitmap"
+    )
     return TemplateResponse(request, "django_redis_metrics/admin/bitmap_list.html", context)
 
 
@@ -472,13 +494,18 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
     counts = period_counts(bitmap, now)
     charts = []
     for name, values in counts.items():
-        charts.append({
-            "period": name,
-            "id": f"uniques-{name}",
-            "rows": [(str(p), value) for p, value in reversed(values)],
-            "payload": {"name": bitmap.name, "period": name,
-                        "points": [[p.start_ts, value] for p, value in values]},
-        })
+        charts.append(
+            {
+                "period": name,
+                "id": f"uniques-{name}",
+                "rows": [(str(p), value) for p, value in reversed(values)],
+                "payload": {
+                    "name": bitmap.name,
+                    "period": name,
+                    "points": [[p.start_ts, value] for p, value in values],
+                },
+            }
+        )
     choices = [p for p in ("day", "week", "month") if p in bitmap.periods]
     cohort_period = request.GET.get("cohort") or next(
         (p for p in ("week", "day", "month") if p in choices), None

@@ -35,7 +35,10 @@ WINDOWS = [
     (datetime(2026, 10, 18, tzinfo=PARIS), datetime(2026, 11, 4, tzinfo=PARIS)),
 ]
 OPS: dict[str, Callable[[Any, Any], Any]] = {
-    "|": operator.or_, "&": operator.and_, "-": operator.sub, "^": operator.xor,
+    "|": operator.or_,
+    "&": operator.and_,
+    "-": operator.sub,
+    "^": operator.xor,
 }
 
 
@@ -111,8 +114,9 @@ def backend_keys(backend: Any) -> list[str]:
 def lasting_keys(backend: Any) -> list[str]:
     """Keys without a TTL (a deleted bitmap leaves only its expiring generation key), but the
     PREFIX's id keys (the kind of ids, the mapping), which belong to no bitmap."""
-    return [k for k in backend_keys(backend)
-            if backend.client.pttl(k) == -1 and ":bitmapid:" not in k]
+    return [
+        k for k in backend_keys(backend) if backend.client.pttl(k) == -1 and ":bitmapid:" not in k
+    ]
 
 
 def assert_temp_keys_expire(backend: Any) -> None:
@@ -256,8 +260,13 @@ def test_seed_cohort_premium_users_who_played_in_november(paris: Any) -> None:
     play = UniqueBitmap("play", periods=("day",))
     premium = UniqueBitmap("premium", periods=("month",))
     played: set[object] = set()
-    for ts in (rng.uniform(datetime(2011, 10, 25, tzinfo=PARIS).timestamp(),
-                           datetime(2011, 12, 5, tzinfo=PARIS).timestamp()) for _ in range(200)):
+    for ts in (
+        rng.uniform(
+            datetime(2011, 10, 25, tzinfo=PARIS).timestamp(),
+            datetime(2011, 12, 5, tzinfo=PARIS).timestamp(),
+        )
+        for _ in range(200)
+    ):
         user = rng.randrange(100, 200)
         play.mark(user, ts)
         if datetime.fromtimestamp(ts, PARIS).month == 11:
@@ -265,8 +274,9 @@ def test_seed_cohort_premium_users_who_played_in_november(paris: Any) -> None:
     paying = set(rng.sample(range(100, 200), 30)) | {999}
     for user in paying:
         premium.mark(user, datetime(2011, 11, 15, tzinfo=PARIS))
-    november = play.between(datetime(2011, 11, 1, tzinfo=PARIS),
-                            datetime(2011, 11, 30, tzinfo=PARIS))
+    november = play.between(
+        datetime(2011, 11, 1, tzinfo=PARIS), datetime(2011, 11, 30, tzinfo=PARIS)
+    )
     cohort = november & premium.month(2011, 11)
     assert cohort.count() == len(played & paying)
     assert (premium.month(2011, 11) & november).count() == len(played & paying)
@@ -292,9 +302,15 @@ def test_string_and_uuid_ids_share_one_mapping(paris: Any) -> None:
 
 
 BAD_IDS = [
-    (True, TypeError), (1.0, TypeError), (None, TypeError), (b"42", TypeError),
+    (True, TypeError),
+    (1.0, TypeError),
+    (None, TypeError),
+    (b"42", TypeError),
     (object(), TypeError),
-    (-1, ValueError), (2**32, ValueError), ("", ValueError), ("x" * 513, ValueError),
+    (-1, ValueError),
+    (2**32, ValueError),
+    ("", ValueError),
+    ("x" * 513, ValueError),
 ]
 
 
@@ -384,7 +400,8 @@ def test_objects_lists_marked_bitmaps(paris: Any) -> None:
     UniqueBitmap("unused")
     assert UniqueBitmap.objects.names() == ["a", "b"]
     assert [(b.name, b.periods) for b in UniqueBitmap.objects.all()] == [
-        ("a", ("day", "week", "month")), ("b", ("hour", "day")),
+        ("a", ("day", "week", "month")),
+        ("b", ("hour", "day")),
     ]
     assert UniqueBitmap.objects.get("b").periods == ("hour", "day")
     with pytest.raises(LookupError):
@@ -453,8 +470,9 @@ def test_clean_metrics_applies_retention_per_period(paris: Any, settings: Any) -
     assert kept("week") == ["2026-W46", "2026-W47"]
     assert kept("month") == ["2026-10", "2026-11"]
     assert kept("hour") == ["2026-11-20T12+0100"]  # marks every 5 hours: 10:00 and 11:00 unmarked
-    assert active.count("day", now) == len({h for h in range(0, 24 * 20, 5)
-                                            if (now - timedelta(hours=h)).date() == now.date()})
+    assert active.count("day", now) == len(
+        {h for h in range(0, 24 * 20, 5) if (now - timedelta(hours=h)).date() == now.date()}
+    )
     assert UniqueBitmap.objects.names() == ["active"]
     assert not [k for k in lasting_keys(paris) if "{old}" in k]
     members = paris.client.zrange(active.index_key("day"), 0, -1)
@@ -513,7 +531,8 @@ def test_bad_retention_is_refused_before_anything_is_cleaned(
     active.mark(5)
     before = {k: paris.client.type(k) for k in backend_keys(paris)}
     settings.DJANGO_REDIS_METRICS = {
-        **settings.DJANGO_REDIS_METRICS, "BITMAP_RETENTION": {"day": keep},
+        **settings.DJANGO_REDIS_METRICS,
+        "BITMAP_RETENTION": {"day": keep},
     }
     with pytest.raises((TypeError, ValueError), match="BITMAP_RETENTION"):
         cleanup.clean_all(kinds=["bitmap"])
@@ -556,7 +575,8 @@ def test_cleaner_drops_cached_unions_holding_dropped_days(paris: Any, settings: 
     week = active.between(now - timedelta(days=7), now - timedelta(days=1))
     assert week.count() == 7
     settings.DJANGO_REDIS_METRICS = {
-        **settings.DJANGO_REDIS_METRICS, "BITMAP_RETENTION": {"day": 4},
+        **settings.DJANGO_REDIS_METRICS,
+        "BITMAP_RETENTION": {"day": 4},
     }
     cleanup.clean_all(now=now, kinds=["bitmap"])
     assert active.between(now - timedelta(days=7), now - timedelta(days=1)).count() == 3
@@ -611,7 +631,8 @@ def test_membership_reads_bits_only(paris: Any, monkeypatch: pytest.MonkeyPatch)
 
 def test_time_zone_is_checked_before_an_id_is_mapped(paris: Any, settings: Any) -> None:
     settings.DJANGO_REDIS_METRICS = {
-        **settings.DJANGO_REDIS_METRICS, "TIME_ZONE": "Mars/Olympus_Mons",
+        **settings.DJANGO_REDIS_METRICS,
+        "TIME_ZONE": "Mars/Olympus_Mons",
     }
     with pytest.raises(ValueError, match="time zone"):
         UniqueBitmap("active").mark("alice")
@@ -641,8 +662,12 @@ class ScriptSources:
         original = LuaScript.__call__
 
         def counting(script: LuaScript, client: Any, keys: Any, args: Any = ()) -> Any:
-            sources = [k for k in keys if ":tmp:" not in k
-                       and any(f"}}:{p}:" in k for p in ("hour", "day", "week", "month"))]
+            sources = [
+                k
+                for k in keys
+                if ":tmp:" not in k
+                and any(f"}}:{p}:" in k for p in ("hour", "day", "week", "month"))
+            ]
             self.calls.append((script.name, len(sources)))
             return original(script, client, keys, args)
 
@@ -727,7 +752,8 @@ def snapshot(backend: Any) -> dict[str, Any]:
 def test_int_and_mapped_ids_never_mix_in_one_prefix(paris: Any, first: str) -> None:
     active, other = UniqueBitmap("active"), UniqueBitmap("other", periods=("day",))
     ids: dict[str, list[object]] = {
-        "int": [0, 7], "mapped": ["alice", uuid.UUID(int=7)],
+        "int": [0, 7],
+        "mapped": ["alice", uuid.UUID(int=7)],
     }
     second = "mapped" if first == "int" else "int"
     for user in ids[first]:
@@ -740,8 +766,10 @@ def test_int_and_mapped_ids_never_mix_in_one_prefix(paris: Any, first: str) -> N
             for bitmap in (active, other):
                 with pytest.raises(ValueError, match="one kind of user id per PREFIX"):
                     bitmap.mark(user, 0)
-                with pytest.raises(ValueError, match="one kind of user id per PREFIX"), \
-                        Batch() as batch:
+                with (
+                    pytest.raises(ValueError, match="one kind of user id per PREFIX"),
+                    Batch() as batch,
+                ):
                     bitmap.mark(user, 0, batch=batch)
         assert snapshot(paris) == before
     # The ids of the other kind were never marked: never members, whatever their offset.

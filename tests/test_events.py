@@ -239,9 +239,14 @@ def test_preen_removes_old_events_entirely(backend: Any) -> None:
         assert all(s > T0 + 50 for s in starts)
     assert series.counts(T0, T0 + 119, 30) == Model(kept).counts(T0, T0 + 119, 30)
     expected = {
-        series.key("seq"), series.time_key, series.meta_key, series.sizes_key,
-        series.index_key("kind", "new"), series.values_key("kind"),
-        series.cache_key(30), series.cache_key(7),
+        series.key("seq"),
+        series.time_key,
+        series.meta_key,
+        series.sizes_key,
+        series.index_key("kind", "new"),
+        series.values_key("kind"),
+        series.cache_key(30),
+        series.cache_key(7),
         *(series.event_key(e["id"]) for e in kept),
     }
     assert keys == expected

@@ -35,8 +35,13 @@ def order_fields(request: HttpRequest, response: HttpResponse) -> dict[str, str]
 
 @method_decorator(mark(buyers), name="post")
 @method_decorator(
-    track_event(orders, url_kwargs=["product"], fields=order_fields, user=True,
-                only_if=lambda request, response: response.status_code == 302),
+    track_event(
+        orders,
+        url_kwargs=["product"],
+        fields=order_fields,
+        user=True,
+        only_if=lambda request, response: response.status_code == 302,
+    ),
     name="post",
 )
 class Buy(View):

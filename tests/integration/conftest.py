@@ -88,12 +88,12 @@ def admin_url(model: str, suffix: str) -> str:
 
 
 def make_user(username: str, *, staff: bool, permitted: bool, superuser: bool = False) -> User:
-    user = User.objects.create_user(username, password="pw", is_staff=staff,
-                                    is_superuser=superuser)
+    user = User.objects.create_user(username, password="pw", is_staff=staff, is_superuser=superuser)
     if permitted:
         user.user_permissions.add(
-            Permission.objects.get(codename="view_metrics",
-                                   content_type__app_label="django_redis_metrics")
+            Permission.objects.get(
+                codename="view_metrics", content_type__app_label="django_redis_metrics"
+            )
         )
     return user
 

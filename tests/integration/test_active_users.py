@@ -85,11 +85,16 @@ def test_bitmap_pages(analyst: Client, frozen: float) -> None:
     assert last_week["size"] == 3
     assert last_week["cells"][0] == (2, 67)  # 2 of 3 came back a week later
     assert this_week["size"] == 2
-    daily = analyst.get(admin_url("uniquebitmapmetric", "detail"),
-                        {"name": "active_users", "cohort": "day"})
+    daily = analyst.get(
+        admin_url("uniquebitmapmetric", "detail"), {"name": "active_users", "cohort": "day"}
+    )
     assert daily.context["cohort_period"] == "day"
     assert daily.context["cohort"][-1]["size"] == 2
     assert daily.context["cohort"][0]["size"] == 3  # a week ago, first of 8 days
     assert daily.context["cohort"][0]["cells"][6] == (2, 67)  # +7 days: today
-    assert analyst.get(admin_url("uniquebitmapmetric", "detail"),
-                       {"name": "active_users", "cohort": "hour"}).status_code == 404
+    assert (
+        analyst.get(
+            admin_url("uniquebitmapmetric", "detail"), {"name": "active_users", "cohort": "hour"}
+        ).status_code
+        == 404
+    )

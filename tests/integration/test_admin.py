@@ -68,13 +68,15 @@ def test_staff_without_the_permission_are_refused(
 
 def test_section_is_in_the_admin_index_only_with_the_permission(admin_site: Any) -> None:
     allowed = client_for(make_user("analyst", staff=True, permitted=True)).get(
-        reverse("admin:index"))
+        reverse("admin:index")
+    )
     assert allowed.status_code == 200
     assert b"Metrics" in allowed.content
     assert admin_url("countermetric", "changelist").encode() in allowed.content
     assert admin_url("uniquebitmapmetric", "changelist").encode() in allowed.content
     refused = client_for(make_user("clerk", staff=True, permitted=False)).get(
-        reverse("admin:index"))
+        reverse("admin:index")
+    )
     assert admin_url("countermetric", "changelist").encode() not in refused.content
 
 
@@ -115,14 +117,14 @@ def test_metric_names_are_escaped_everywhere(admin_site: Any) -> None:
     client = client_for(make_user("root", staff=True, permitted=False, superuser=True))
     for response in (
         client.get(admin_url("countermetric", "changelist")),
-        client.get(admin_url("countermetric", "chart")
-                   + "?name=%3Cscript%3Ealert(1)%3C/script%3E"),
+        client.get(admin_url("countermetric", "chart") + "?name=%3Cscript%3Ealert(1)%3C/script%3E"),
     ):
         assert response.status_code == 200
         assert XSS.encode() not in response.content
         assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in response.content
-    data = client.get(admin_url("countermetric", "data") + "?name=%3Cscript%3Ealert(1)%3C/script%3E"
-                      "&precision=60")
+    data = client.get(
+        admin_url("countermetric", "data") + "?name=%3Cscript%3Ealert(1)%3C/script%3E&precision=60"
+    )
     assert json.loads(data.content)["name"] == XSS
     assert data["Content-Type"] == "application/json"
 
@@ -136,7 +138,9 @@ def test_counter_pages_on_a_single_node_and_on_redis_cluster(
     client = client_for(make_user("root", staff=True, permitted=False, superuser=True))
     listing = client.get(admin_url("countermetric", "changelist"))
     assert [(row.name, row.totals) for row in listing.context["rows"]] == [
-        ("a", [2, 2, 2]), ("b", [2, 2, 2]), ("c", [2, 2, 2]),
+        ("a", [2, 2, 2]),
+        ("b", [2, 2, 2]),
+        ("c", [2, 2, 2]),
     ]
     data = client.get(admin_url("countermetric", "data") + "?name=b&precision=3600").json()
     assert data["total"] == 2

@@ -38,8 +38,9 @@ def make_bitmaps(first: int, last: int, frozen: float) -> None:
         UniqueBitmap(f"bitmap{i:03}").mark(i, when=frozen)
 
 
-@pytest.mark.parametrize(("model", "make"), [("eventseriesmetric", make_series),
-                                             ("uniquebitmapmetric", make_bitmaps)])
+@pytest.mark.parametrize(
+    ("model", "make"), [("eventseriesmetric", make_series), ("uniquebitmapmetric", make_bitmaps)]
+)
 def test_list_pages_cost_the_same_for_3_or_30_metrics(
     root: Client, monkeypatch: pytest.MonkeyPatch, frozen: float, model: str, make: Any
 ) -> None:
@@ -52,8 +53,9 @@ def test_list_pages_cost_the_same_for_3_or_30_metrics(
     assert many == few <= 4
 
 
-@pytest.mark.parametrize(("model", "make"), [("eventseriesmetric", make_series),
-                                             ("uniquebitmapmetric", make_bitmaps)])
+@pytest.mark.parametrize(
+    ("model", "make"), [("eventseriesmetric", make_series), ("uniquebitmapmetric", make_bitmaps)]
+)
 def test_list_pages_are_paginated_and_searchable(
     root: Client, monkeypatch: pytest.MonkeyPatch, frozen: float, model: str, make: Any
 ) -> None:
@@ -94,8 +96,10 @@ def test_event_page_work_is_bounded_by_values_and_fields(
     small = EventSeries("small", index=["file"])
     small.record_many([{"file": f"f{i}", "when": frozen - 10} for i in range(5)])
     big = EventSeries("big", index=["file", "kind"], max_values=5000)
-    big.record_many([{"file": f"f{i}", "kind": "k", "when": frozen - 10} for i in range(3000)]
-                    + [{"file": "f7", "when": frozen - 5}] * 3)
+    big.record_many(
+        [{"file": f"f{i}", "kind": "k", "when": frozen - 10} for i in range(3000)]
+        + [{"file": "f7", "when": frozen - 5}] * 3
+    )
     path = admin_url("eventseriesmetric", "detail") + "?name="
     root.get(path + "small")  # the server learns the scripts
     cheap, _ = round_trips(monkeypatch, root, path + "small")
@@ -126,15 +130,17 @@ def test_event_and_bitmap_pages_on_a_single_node_and_on_redis_cluster(
     backend.client.script_flush()  # the page must load its script itself (NOSCRIPT)
     root = client_for(make_user("root", staff=True, permitted=False, superuser=True))
     for name in ("a", "b", "c"):
-        EventSeries(name, index=["country", "kind"]).record(when=frozen - 10, country="FR",
-                                                            kind=name)
+        EventSeries(name, index=["country", "kind"]).record(
+            when=frozen - 10, country="FR", kind=name
+        )
         UniqueBitmap(name).mark(1, when=frozen)
     backend.client.script_flush()
     rows = root.get(admin_url("eventseriesmetric", "changelist")).context["rows"]
     assert [(row["series"].name, row["hour"]) for row in rows] == [("a", 1), ("b", 1), ("c", 1)]
     detail = root.get(admin_url("eventseriesmetric", "detail") + "?name=b")
     assert [(block["field"], block["values"]) for block in detail.context["by_field"]] == [
-        ("country", [("FR", 1)]), ("kind", [("b", 1)]),
+        ("country", [("FR", 1)]),
+        ("kind", [("b", 1)]),
     ]
     rows = root.get(admin_url("uniquebitmapmetric", "changelist")).context["rows"]
     assert [row["counts"]["day"] for row in rows] == [1, 1, 1]

@@ -26,8 +26,12 @@ from django_redis_metrics.testing import RedisServer, free_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 ROOT = Path(__file__).resolve().parents[2]
 MANAGE = ROOT / "example_project" / "manage.py"
@@ -46,9 +50,10 @@ def demo_site(tmp_path: Path) -> Iterator[str]:
     env = {**os.environ, "REDIS_URL": server.url, "DEMO_DATABASE": str(tmp_path / "demo.db")}
     env.pop("DJANGO_SETTINGS_MODULE", None)
     process = subprocess.Popen(
-        [sys.executable, str(MANAGE), "demo", f"127.0.0.1:{port}", "--no-visitors",
-         "--no-traffic"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [sys.executable, str(MANAGE), "demo", f"127.0.0.1:{port}", "--no-visitors", "--no-traffic"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
     try:

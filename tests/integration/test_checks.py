@@ -41,5 +41,14 @@ def test_bad_values_are_reported(
 
 
 def test_features_can_be_turned_off(settings: Any) -> None:
-    assert ids(settings, HITS_COUNTER=None, VIEW_COUNTER=None, ACTIVE_USERS=None,
-               EXCLUDE_VIEWS=[], EXCLUDE_PATHS=[]) == []
+    assert (
+        ids(
+            settings,
+            HITS_COUNTER=None,
+            VIEW_COUNTER=None,
+            ACTIVE_USERS=None,
+            EXCLUDE_VIEWS=[],
+            EXCLUDE_PATHS=[],
+        )
+        == []
+    )

@@ -106,8 +106,9 @@ def test_verbosity(old_data: Any) -> None:
 
 
 def test_loop_runs_passes_until_told_to_stop(old_data: Any) -> None:
-    output = run("--loop", "--interval", "0.01", "--max-passes", "2", "--kind", "counter",
-                 "--verbosity", "2")
+    output = run(
+        "--loop", "--interval", "0.01", "--max-passes", "2", "--kind", "counter", "--verbosity", "2"
+    )
     assert "pass 0: counter" in output
     assert "pass 1: counter" in output
     assert "Stopped after 2 passes." in output
@@ -127,8 +128,12 @@ def test_unreachable_redis_is_a_clear_error(settings: Any) -> None:
 def test_unreachable_redis_exits_non_zero() -> None:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(ROOT)}
     result = subprocess.run(
-        [sys.executable, "-m", "django", "clean_metrics"], cwd=ROOT, env=env,
-        capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "django", "clean_metrics"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 1
     assert "Redis at 'redis://127.0.0.1:1/0' cannot be reached" in result.stderr
@@ -143,8 +148,11 @@ def test_interval_and_max_passes_need_loop(single: Any) -> None:
 
 def test_unreachable_redis_cluster_is_a_clear_error(settings: Any) -> None:
     """redis-py's RedisClusterException is not a RedisError: it must not escape as a traceback."""
-    settings.DJANGO_REDIS_METRICS = {"CONNECTION": "redis://127.0.0.1:1/0", "CLUSTER": True,
-                                     "SOCKET_CONNECT_TIMEOUT": 0.5}
+    settings.DJANGO_REDIS_METRICS = {
+        "CONNECTION": "redis://127.0.0.1:1/0",
+        "CLUSTER": True,
+        "SOCKET_CONNECT_TIMEOUT": 0.5,
+    }
     with pytest.raises(CommandError, match="cannot be reached"):
         run()
 
@@ -176,16 +184,31 @@ def test_loop_outlives_a_redis_restart(settings: Any) -> None:
     """A Redis blip in --loop mode is reported once and the loop goes on (it used to exit)."""
     server = RedisServer().start()
     try:
-        settings.DJANGO_REDIS_METRICS = {"CONNECTION": server.url, "PREFIX": "blip",
-                                         "SOCKET_CONNECT_TIMEOUT": 0.5, "SOCKET_TIMEOUT": 1}
+        settings.DJANGO_REDIS_METRICS = {
+            "CONNECTION": server.url,
+            "PREFIX": "blip",
+            "SOCKET_CONNECT_TIMEOUT": 0.5,
+            "SOCKET_TIMEOUT": 1,
+        }
         Counter("hits", precisions=[1]).incr()
         out, err = SharedOutput(), SharedOutput()
         passes_seen = lambda: out.text().count(": counter:")  # noqa: E731
         # The command runs in a thread; this (main) thread owns the server, which dies with
         # the thread that started it.
-        runner = threading.Thread(target=lambda: call_command(
-            "clean_metrics", "--loop", "--interval", "0.05", "--max-passes", "200",
-            "--kind", "counter", stdout=out, stderr=err))
+        runner = threading.Thread(
+            target=lambda: call_command(
+                "clean_metrics",
+                "--loop",
+                "--interval",
+                "0.05",
+                "--max-passes",
+                "200",
+                "--kind",
+                "counter",
+                stdout=out,
+                stderr=err,
+            )
+        )
         runner.start()
         try:
             wait_for(lambda: "pass 1: counter" in out.text())
@@ -216,10 +239,20 @@ def test_sigterm_stops_the_loop_cleanly(single: Any) -> None:
         "from django.core.management import call_command\n"
         "call_command('clean_metrics', '--loop', '--interval', '30', '--kind', 'counter')\n"
     )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(ROOT),
-           "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "PYTHONPATH": str(ROOT),
+        "PYTHONUNBUFFERED": "1",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         assert process.stdout.readline().startswith("pass 0: counter")

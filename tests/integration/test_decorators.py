@@ -75,7 +75,8 @@ def test_decorated_request_still_costs_one_round_trip(
 
 def test_decorators_fail_open(with_middleware: Any, caplog: pytest.LogCaptureFixture) -> None:
     with_middleware.DJANGO_REDIS_METRICS = {
-        "CONNECTION": "redis://127.0.0.1:1/0", "FAIL_OPEN_TIMEOUT": 0.2,
+        "CONNECTION": "redis://127.0.0.1:1/0",
+        "FAIL_OPEN_TIMEOUT": 0.2,
     }
     failopen.reset_clients()
     with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):

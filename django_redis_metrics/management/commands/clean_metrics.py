@@ -51,20 +51,26 @@ class Command(BaseCommand):
             "--dry-run", action="store_true", help="Report what would be removed; change nothing."
         )
         parser.add_argument(
-            "--loop", action="store_true",
+            "--loop",
+            action="store_true",
             help="Keep cleaning, a pass about every --interval seconds (coarse precisions less "
             "often), until interrupted (Ctrl-C or SIGTERM). A Redis outage is logged and the "
             "pass retried after the interval.",
         )
         parser.add_argument(
-            "--interval", type=float, default=None,
+            "--interval",
+            type=float,
+            default=None,
             help=f"Seconds between passes with --loop (default: {cleanup.PASS_INTERVAL}).",
         )
         parser.add_argument(
             "--max-passes", type=int, default=None, help="With --loop, stop after this many passes."
         )
         parser.add_argument(
-            "--kind", action="append", choices=sorted(cleanup.CLEANERS), dest="kinds",
+            "--kind",
+            action="append",
+            choices=sorted(cleanup.CLEANERS),
+            dest="kinds",
             help="Clean only this kind of metric (repeatable).",
         )
 

@@ -36,7 +36,8 @@ class Command(BaseCommand):
             "--no-visitors", action="store_true", help="Do not simulate visitors while serving."
         )
         parser.add_argument(
-            "--no-traffic", action="store_true",
+            "--no-traffic",
+            action="store_true",
             help="Do not generate past traffic (the browser test counts its own hits).",
         )
 

@@ -80,9 +80,12 @@ class Command(BaseCommand):
 
     def events(self, rng: random.Random, start: float, end: float, users: int) -> None:
         orders = [
-            {"when": moment, "product": rng.choice(PRODUCTS),
-             "country": rng.choices(COUNTRIES, weights=(5, 4, 6, 2, 1))[0],
-             "user": rng.randrange(1, users + 1)}
+            {
+                "when": moment,
+                "product": rng.choice(PRODUCTS),
+                "country": rng.choices(COUNTRIES, weights=(5, 4, 6, 2, 1))[0],
+                "user": rng.randrange(1, users + 1),
+            }
             for moment in arrivals(rng, start, end, VIEW_RATES["buy"])
         ]
         EventSeries("orders", index=["product", "country"]).record_many(orders)
