@@ -38,7 +38,6 @@ MAX_SCRIPT_SOURCES = 32
 #: Builds of a query whose prebuilt cached union went stale before it was read; the last one
 #: does not use the cache.
 BUILD_ATTEMPTS = 3
-OPERATORS = ("AND", "OR", "XOR", "DIFF")
 
 
 class Bitmap(Protocol):

@@ -121,17 +121,6 @@ def reset() -> None:
     data_errors.reset()
 
 
-def send(batch: Batch, submissions: int = 1) -> bool:
-    """Send ``batch`` in one round trip unless the breaker is open; never raises.
-
-    ``submissions``: how many requests' writes the batch holds (counted when dropped).
-    Returns whether the writes were stored (the batch is emptied either way).
-    """
-    stored = prepare_and_send(lambda: batch, submissions)
-    batch.calls.clear()
-    return stored
-
-
 def prepare_and_send(
     prepare: Callable[[], Batch], submissions: int = 1, queue_dropped: int = 0
 ) -> bool:

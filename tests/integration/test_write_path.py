@@ -154,7 +154,7 @@ def test_a_batch_of_one_refused_write_is_a_data_error_not_an_outage(
     single.client.set(Counter("lonely").meta_key, "not a hash")
     batch = Batch()
     Counter("lonely").incr(batch=batch)
-    assert failopen.send(batch)
+    assert failopen.prepare_and_send(lambda: batch)
     assert not failopen.breaker.is_open
 
 
@@ -170,7 +170,7 @@ def test_a_server_refusing_every_write_opens_the_breaker(
         Counter("a").incr(batch=batch)
         Counter("b").incr(batch=batch)
         with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
-            assert not failopen.send(batch)
+            assert not failopen.prepare_and_send(lambda: batch)
         assert failopen.breaker.is_open
         assert "OutOfMemoryError" in caplog.text
     finally:
@@ -315,7 +315,7 @@ def test_merged_marks_straddling_a_local_midnight_in_a_half_hour_zone_are_kept(
         writes = Writes()
         writes.mark("active_users", 5, when)
         submissions.append(Submission(writes, int(when)))
-    assert failopen.send(build_batch(submissions), submissions=2)
+    assert failopen.prepare_and_send(lambda: build_batch(submissions), submissions=2)
     active = UniqueBitmap("active_users")
     assert active.contains(5, "day", when=before)
     assert active.contains(5, "day", when=after)
@@ -400,7 +400,7 @@ def test_a_counter_refused_for_its_meta_key_writes_no_slice(
     for second in range(3):
         batch = Batch()
         counter.incr(when=1_700_000_000 + second, batch=batch)
-        assert failopen.send(batch)
+        assert failopen.prepare_and_send(lambda batch=batch: batch)
     assert not failopen.breaker.is_open
     assert backend.client.exists(counter.key(1)) == 0  # nothing stored, so nothing orphaned
 
@@ -413,7 +413,7 @@ def test_a_slice_holding_a_non_integer_refuses_that_counter_only(
     batch = Batch()
     Counter("fine", precisions=[60]).incr(when=1_700_000_000, batch=batch)
     bad.incr(when=1_700_000_000, batch=batch)
-    assert failopen.send(batch)
+    assert failopen.prepare_and_send(lambda: batch)
     assert not failopen.breaker.is_open
     assert Counter("fine", precisions=[60]).total() == 1
 
