@@ -12,10 +12,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import (
+    AskError,
+    ClusterError,
+    ConnectionError,
+    InvalidResponse,
+    NoScriptError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    RedisClusterException,
+    ResponseError,
+    TimeoutError,
+    TryAgainError,
+)
 
 from .connection import RedisClient, get_redis_connection
-from .scripts import REFUSED, KeyOrArg, LuaScript, error_code
+from .scripts import REFUSED, KeyOrArg, LuaScript, error_code, is_duplicate, once_key
 
 AfterCallback = Callable[[RedisClient, Any], Any]
 
@@ -28,19 +40,36 @@ class ScriptCall:
     keys: Sequence[KeyOrArg]
     args: Sequence[KeyOrArg]
     after: AfterCallback | None = None
+    #: Made by :meth:`once`: a reply of :data:`~.scripts.DUPLICATE` means "already applied".
+    idempotent: bool = False
+
+    def once(self, sender: str, seq: int) -> ScriptCall:
+        """This call through its script's idempotent variant, numbered ``seq`` by ``sender``:
+        sent again, it is not applied again (and its ``after`` callback is skipped)."""
+        first = str(self.keys[0])
+        return ScriptCall(
+            self.script.idempotent(),
+            [*self.keys, once_key(first)],
+            [*self.args, sender, seq],
+            self.after,
+            idempotent=True,
+        )
 
 
 def run_calls(
     client: RedisClient,
     calls: Sequence[ScriptCall],
     errors: list[tuple[ScriptCall, Exception]] | None = None,
+    duplicates: list[ScriptCall] | None = None,
 ) -> list[Any]:
     """Run ``calls`` (one round trip however many), then their ``after`` callbacks.
 
     Every callback runs even when an earlier one raises, and every call runs even when Redis
     refuses another (see :func:`refuses_only_this_write`); the result of a failed call is
     ``None``. The errors are appended to ``errors`` when it is given; otherwise the first one is
-    raised once all callbacks ran. Any other error reply is raised at once.
+    raised once all callbacks ran. Any other error reply is raised at once. An idempotent call
+    that was already applied has the result ``None``, skips its callback, and is appended to
+    ``duplicates`` when given.
     """
     if len(calls) == 1:
         call = calls[0]
@@ -58,6 +87,11 @@ def run_calls(
         if isinstance(reply, ResponseError):
             failed.append((call, reply))
             results.append(None)
+            continue
+        if call.idempotent and is_duplicate(reply):
+            results.append(None)
+            if duplicates is not None:
+                duplicates.append(call)
             continue
         if call.after is None:
             results.append(reply)
@@ -86,6 +120,36 @@ def refuses_only_this_write(error: BaseException) -> bool:
     if type(error) is not ResponseError:
         return False
     return error_code(error) in ONE_CALL_CODES or str(error).startswith(SCRIPT_ERROR_PREFIX)
+
+
+#: Errors that mean "Redis cannot be reached now": the batch is kept and sent again.
+UNREACHABLE: tuple[type[Exception], ...] = (
+    ConnectionError,
+    TimeoutError,
+    InvalidResponse,
+    RedisClusterException,
+    OSError,
+)
+#: Error replies of a server that cannot take writes for now (out of memory, a replica, a
+#: cluster failing over, a script cache just emptied by a restart).
+PASSING_REPLIES: tuple[type[Exception], ...] = (
+    OutOfMemoryError,
+    ReadOnlyError,
+    ClusterError,
+    TryAgainError,
+    AskError,
+    NoScriptError,
+)
+#: Codes of passing conditions redis-py has no class for (it keeps the code in the message).
+PASSING_CODES = frozenset({"MISCONF", "BUSY", "MASTERDOWN", "NOREPLICAS", "LOADING"})
+
+
+def is_outage(error: BaseException) -> bool:
+    """Whether ``error`` is a passing failure of Redis as a whole (retry later), rather than a
+    refusal that sending the same batch again would meet again."""
+    if isinstance(error, ResponseError):
+        return isinstance(error, PASSING_REPLIES) or error_code(error) in PASSING_CODES
+    return isinstance(error, UNREACHABLE)
 
 
 def _pipelined(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
@@ -184,6 +248,8 @@ class Batch:
     #: ``after`` callbacks raised: they are in ``errors``).
     sent: bool = False
     errors: list[tuple[ScriptCall, Exception]] = field(default_factory=list)
+    #: Idempotent calls the last round trip found already applied (their reply had been lost).
+    duplicates: list[ScriptCall] = field(default_factory=list)
 
     def add(self, call: ScriptCall) -> None:
         self.calls.append(call)
@@ -196,7 +262,8 @@ class Batch:
         client = self.client or get_redis_connection()
         calls, self.calls = self.calls, []
         self.errors = []
-        self.results = run_calls(client, calls, self.errors)
+        self.duplicates = []
+        self.results = run_calls(client, calls, self.errors, self.duplicates)
         self.sent = True
         if self.errors:
             raise self.errors[0][1]

@@ -6,6 +6,10 @@ in by a ``--#include lib/<file>.lua`` line (Lua in Redis has no ``require``).
 
 Errors our scripts raise on purpose begin with a stable code (:data:`REFUSED`, :data:`STALE`)
 that Python matches with :func:`error_code`; the words after it are for people only.
+
+Any script has an *idempotent variant* (:meth:`LuaScript.idempotent`): the same script wrapped so
+that a call carrying a sender id and a sequence number is applied at most once, however often it
+is re-sent (the sender re-sends a batch whose reply was lost).
 """
 
 from __future__ import annotations
@@ -30,6 +34,36 @@ INCLUDE = "--#include "
 REFUSED = "DRM_REFUSED"
 #: A bitmap query found a prebuilt union stale: the caller builds it again.
 STALE = "DRM_STALE"
+#: The status reply of an idempotent variant whose call was already applied (nothing written).
+DUPLICATE = "DRM_DUPLICATE"
+
+#: The idempotent wrapper. The call's last key is a hash of the last sequence number applied per
+#: sender, in the metric's slot; its last two arguments are the sender id and the call's number.
+#: The script runs only if that number is new, and records it unless the script answered an
+#: error (every write script writes everything or nothing, so an error means nothing applied).
+#: A sender numbers its calls in the order it sends them, so "at most the stored number" is
+#: "already applied" even for several calls on one metric in one batch.
+IDEMPOTENT = """\
+local drm_once = table.remove(KEYS)
+local drm_seq = table.remove(ARGV)
+local drm_sender = table.remove(ARGV)
+local drm_done = redis.call('HGET', drm_once, drm_sender)
+if drm_done and tonumber(drm_done) >= tonumber(drm_seq) then
+    return redis.status_reply('{duplicate}')
+end
+local drm_result = (function()
+{source}
+end)()
+if type(drm_result) == 'table' and drm_result.err then
+    return drm_result
+end
+if not drm_done and redis.call('HLEN', drm_once) >= {max_senders} then
+    redis.call('HDEL', drm_once, redis.call('HRANDFIELD', drm_once))
+end
+redis.call('HSET', drm_once, drm_sender, drm_seq)
+redis.call('PEXPIRE', drm_once, {ttl_ms})
+return drm_result
+"""
 
 
 def error_code(error: BaseException) -> str:
@@ -44,10 +78,32 @@ def error_code(error: BaseException) -> str:
 class LuaScript:
     """A script run with EVALSHA, falling back to EVAL once if the server has not seen it."""
 
+    #: Seconds a metric's hash of applied sequence numbers outlives its last idempotent write:
+    #: a batch re-sent later than that (Redis unreachable for a day) could be counted twice.
+    ONCE_TTL: int = 86400
+    #: Most senders (processes) remembered per metric: past it a random one is forgotten, so
+    #: the fields of processes long gone stay bounded (about 40 bytes each).
+    ONCE_MAX_SENDERS: int = 128
+
     def __init__(self, name: str, source: str) -> None:
         self.name = name
         self.source = source
         self.sha = hashlib.sha1(source.encode()).hexdigest()
+        self._idempotent: LuaScript | None = None
+
+    def idempotent(self) -> LuaScript:
+        """This script, applied at most once per (sender, sequence number): called with one
+        more key (:func:`once_key`) and two more arguments (sender id, number), it answers the
+        status :data:`DUPLICATE` without writing when that number was already applied."""
+        if self._idempotent is None:
+            source = IDEMPOTENT.format(
+                duplicate=DUPLICATE,
+                source=self.source.rstrip("\n"),
+                max_senders=self.ONCE_MAX_SENDERS,
+                ttl_ms=self.ONCE_TTL * 1000,
+            )
+            self._idempotent = LuaScript(f"{self.name}:once", source)
+        return self._idempotent
 
     def __call__(
         self, client: RedisClient, keys: Sequence[KeyOrArg], args: Sequence[KeyOrArg] = ()
@@ -69,6 +125,20 @@ class LuaScript:
     def ensure_loaded(self, client: RedisClient) -> None:
         """SCRIPT LOAD is idempotent; on a cluster it reaches every primary."""
         client.script_load(self.source)
+
+
+def once_key(first_key: str) -> str:
+    """The hash of applied sequence numbers for a call whose first key is ``first_key``: one
+    per metric (``<PREFIX>:<kind>:{<name>}:once``), in the same cluster slot."""
+    head, brace, _tail = first_key.partition("}")
+    return f"{head}}}:once" if brace and "{" in head else f"{first_key}:once"
+
+
+def is_duplicate(reply: Any) -> bool:
+    """Whether ``reply`` is the :data:`DUPLICATE` status of an idempotent variant."""
+    if isinstance(reply, bytes):
+        return reply == DUPLICATE.encode()
+    return isinstance(reply, str) and reply == DUPLICATE
 
 
 class ScriptLibrary:
