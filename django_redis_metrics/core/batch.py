@@ -27,7 +27,15 @@ from redis.exceptions import (
 )
 
 from .connection import RedisClient, get_redis_connection
-from .scripts import REFUSED, KeyOrArg, LuaScript, error_code, is_duplicate, once_key
+from .scripts import (
+    OUT_OF_ORDER,
+    REFUSED,
+    KeyOrArg,
+    LuaScript,
+    error_code,
+    is_duplicate,
+    once_key,
+)
 
 AfterCallback = Callable[[RedisClient, Any], Any]
 
@@ -43,17 +51,22 @@ class ScriptCall:
     #: Made by :meth:`once`: a reply of :data:`~.scripts.DUPLICATE` means "already applied".
     idempotent: bool = False
 
-    def once(self, sender: str, seq: int) -> ScriptCall:
+    def once(self, sender: str, seq: int, previous: int = 0) -> ScriptCall:
         """This call through its script's idempotent variant, numbered ``seq`` by ``sender``:
-        sent again, it is not applied again (and its ``after`` callback is skipped)."""
-        first = str(self.keys[0])
+        sent again, it is not applied again (and its ``after`` callback is skipped).
+        ``previous``: the number of the call before it in its batch on the same metric (same
+        :meth:`once_key`), which must be applied first; 0 if none."""
         return ScriptCall(
             self.script.idempotent(),
-            [*self.keys, once_key(first)],
-            [*self.args, sender, seq],
+            [*self.keys, self.once_key()],
+            [*self.args, sender, seq, previous],
             self.after,
             idempotent=True,
         )
+
+    def once_key(self) -> str:
+        """The hash remembering which of this metric's calls were applied."""
+        return once_key(str(self.keys[0]))
 
 
 def run_calls(
@@ -140,8 +153,9 @@ PASSING_REPLIES: tuple[type[Exception], ...] = (
     AskError,
     NoScriptError,
 )
-#: Codes of passing conditions redis-py has no class for (it keeps the code in the message).
-PASSING_CODES = frozenset({"MISCONF", "BUSY", "MASTERDOWN", "NOREPLICAS", "LOADING"})
+#: Codes of passing conditions redis-py has no class for (it keeps the code in the message),
+#: and an idempotent call waiting for an earlier one of its batch.
+PASSING_CODES = frozenset({"MISCONF", "BUSY", "MASTERDOWN", "NOREPLICAS", "LOADING", OUT_OF_ORDER})
 
 
 def is_outage(error: BaseException) -> bool:

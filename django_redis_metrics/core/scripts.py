@@ -36,28 +36,48 @@ REFUSED = "DRM_REFUSED"
 STALE = "DRM_STALE"
 #: The status reply of an idempotent variant whose call was already applied (nothing written).
 DUPLICATE = "DRM_DUPLICATE"
+#: An idempotent call refused because an earlier call of its batch on the same metric is not
+#: applied yet (it met a passing error): the whole batch is sent again, in order.
+OUT_OF_ORDER = "DRM_ORDER"
 
-#: The idempotent wrapper. The call's last key is a hash of the last sequence number applied per
-#: sender, in the metric's slot; its last two arguments are the sender id and the call's number.
-#: The script runs only if that number is new, and records it unless the script answered an
-#: error (every write script writes everything or nothing, so an error means nothing applied).
-#: A sender numbers its calls in the order it sends them, so "at most the stored number" is
-#: "already applied" even for several calls on one metric in one batch.
+#: The idempotent wrapper. The call's last key is a hash of the last number applied per sender,
+#: in the metric's slot; its last three arguments are the sender id, the call's number and the
+#: number of the previous call of its batch on the same metric (0 if none). Numbers grow with
+#: every call a sender sends, one batch at a time, so "at most the stored number" means
+#: "already applied" as long as the calls on one metric are applied in order, which the
+#: previous number enforces (a redirection or a failover may fail an earlier call of a batch
+#: and not a later one). The script runs in a protected call; unless it failed with an error
+#: that passes (out of memory, a read-only replica...: nothing was written, the batch will be
+#: sent again), its number is recorded, refusals for good included.
 IDEMPOTENT = """\
 local drm_once = table.remove(KEYS)
-local drm_seq = table.remove(ARGV)
+local drm_prev = tonumber(table.remove(ARGV))
+local drm_seq = tonumber(table.remove(ARGV))
 local drm_sender = table.remove(ARGV)
-local drm_done = redis.call('HGET', drm_once, drm_sender)
-if drm_done and tonumber(drm_done) >= tonumber(drm_seq) then
+local drm_done = tonumber(redis.call('HGET', drm_once, drm_sender) or 0)
+if drm_done >= drm_seq then
     return redis.status_reply('{duplicate}')
 end
-local drm_result = (function()
-{source}
-end)()
-if type(drm_result) == 'table' and drm_result.err then
-    return drm_result
+if drm_done < drm_prev then
+    return redis.error_reply('{out_of_order} an earlier write of this batch is not applied yet')
 end
-if not drm_done and redis.call('HLEN', drm_once) >= {max_senders} then
+local drm_ok, drm_result = pcall(function()
+{source}
+end)
+local drm_error = nil
+if not drm_ok then
+    drm_error = type(drm_result) == 'table' and drm_result.err or tostring(drm_result)
+    drm_result = redis.error_reply(drm_error)
+elseif type(drm_result) == 'table' and drm_result.err then
+    drm_error = drm_result.err
+end
+if drm_error then
+    local code = string.match(drm_error, '^([%u_]+) ')
+    if code and code ~= 'ERR' and code ~= 'WRONGTYPE' and code ~= '{refused}' then
+        return drm_result
+    end
+end
+if drm_done == 0 and redis.call('HLEN', drm_once) >= {max_senders} then
     redis.call('HDEL', drm_once, redis.call('HRANDFIELD', drm_once))
 end
 redis.call('HSET', drm_once, drm_sender, drm_seq)
@@ -92,12 +112,15 @@ class LuaScript:
         self._idempotent: LuaScript | None = None
 
     def idempotent(self) -> LuaScript:
-        """This script, applied at most once per (sender, sequence number): called with one
-        more key (:func:`once_key`) and two more arguments (sender id, number), it answers the
-        status :data:`DUPLICATE` without writing when that number was already applied."""
+        """This script, applied at most once per (sender, number): called with one more key
+        (:func:`once_key`) and three more arguments (sender id, number, previous number), it
+        answers the status :data:`DUPLICATE` without writing when that number was already
+        applied (see :data:`IDEMPOTENT`)."""
         if self._idempotent is None:
             source = IDEMPOTENT.format(
                 duplicate=DUPLICATE,
+                out_of_order=OUT_OF_ORDER,
+                refused=REFUSED,
                 source=self.source.rstrip("\n"),
                 max_senders=self.ONCE_MAX_SENDERS,
                 ttl_ms=self.ONCE_TTL * 1000,

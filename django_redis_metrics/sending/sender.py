@@ -179,16 +179,24 @@ class Sender:
                 return None
             report_data_error("a batch", error, stored=False)
             calls = []
-        held = Held([call.once(self.id, self._next_seq()) for call in calls], taken)
+        held = Held(self._numbered(calls), taken)
         with self._lock:
             if generation != self._generation:
                 return None
             self._held = held
         return held
 
-    def _next_seq(self) -> int:
-        self._seq += 1
-        return self._seq
+    def _numbered(self, calls: list[ScriptCall]) -> list[ScriptCall]:
+        """``calls`` made idempotent, numbered in sending order, each naming the previous call
+        of the batch on its metric (applied first, whatever redirections happen)."""
+        last: dict[str, int] = {}
+        numbered = []
+        for call in calls:
+            self._seq += 1
+            key = call.once_key()
+            numbered.append(call.once(self.id, self._seq, last.get(key, 0)))
+            last[key] = self._seq
+        return numbered
 
     def _send(self, held: Held, generation: int) -> None:
         error, duplicates = failopen.send(held.calls) if held.calls else (None, 0)

@@ -3,17 +3,34 @@ however often it is sent, on a single node and on Redis Cluster, in one round tr
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from redis.exceptions import ResponseError
+from redis.exceptions import OutOfMemoryError, ResponseError
 
 from django_redis_metrics import Counter, EventSeries, UniqueBitmap
-from django_redis_metrics.core.batch import Batch, ScriptCall, run_calls
+from django_redis_metrics.core.batch import (
+    Batch,
+    ScriptCall,
+    is_outage,
+    refuses_only_this_write,
+    run_calls,
+)
 from django_redis_metrics.core.connection import get_redis_connection
-from django_redis_metrics.core.scripts import LuaScript, once_key
+from django_redis_metrics.core.scripts import OUT_OF_ORDER, LuaScript, error_code, once_key
+from django_redis_metrics.testing import RedisServer
 
 WHEN = 1_700_000_000
+
+
+@pytest.fixture
+def fresh_server(settings: Any) -> Iterator[RedisServer]:
+    """A server of this test's own (its memory limit changes), and settings pointing at it."""
+    server = RedisServer().start()
+    settings.DJANGO_REDIS_METRICS = {"CONNECTION": server.url, "PREFIX": "once"}
+    yield server
+    server.cleanup()
 
 
 def prepared(write: Any) -> list[ScriptCall]:
@@ -99,7 +116,7 @@ def test_every_write_script_has_an_idempotent_variant(backend: Any) -> None:
     assert bitmap.count("day", when=WHEN) == 1
 
 
-def test_an_error_reply_records_no_number_so_the_call_can_be_applied_later(
+def test_a_refusal_for_good_is_remembered_and_not_applied_when_sent_again(
     backend: Any,
 ) -> None:
     counter = Counter("blocked", precisions=[60])
@@ -108,11 +125,59 @@ def test_an_error_reply_records_no_number_so_the_call_can_be_applied_later(
     client = get_redis_connection()
     errors: list[tuple[ScriptCall, Exception]] = []
     run_calls(client, calls, errors)
-    assert [type(error) for _call, error in errors] == [ResponseError]
-    assert not backend.client.exists(once_key(counter.meta_key))
+    assert [error_code(error) for _call, error in errors] == ["WRONGTYPE"]
+    assert refuses_only_this_write(errors[0][1])
     backend.client.delete(counter.meta_key)
+    duplicates: list[ScriptCall] = []
+    run_calls(client, calls, [], duplicates)  # its batch sent again (another call failed)
+    assert duplicates == calls
+    assert counter.total() == 0
+
+
+def test_a_lua_error_in_the_script_is_a_refusal_of_that_call(single: Any) -> None:
+    broken = ScriptCall(LuaScript("broken", "local x = nil\nreturn x + 1\n"), ["k{m}"], [])
+    errors: list[tuple[ScriptCall, Exception]] = []
+    run_calls(get_redis_connection(), [broken.once("s1", 1)], errors)
+    [(_call, error)] = errors
+    assert str(error).startswith("user_script:")
+    assert refuses_only_this_write(error)
+
+
+def test_a_write_refused_for_lack_of_memory_is_applied_when_sent_again(
+    settings: Any, fresh_server: RedisServer
+) -> None:
+    counter = Counter("oom", precisions=[60])
+    calls = numbered(prepared(lambda b: counter.incr(when=WHEN, batch=b)), "s1", 1)
+    client = get_redis_connection()
+    fresh_server.client().config_set("maxmemory", 1)
+    with pytest.raises(OutOfMemoryError):
+        run_calls(client, calls)
+    assert not fresh_server.client().exists(calls[0].once_key())  # nothing remembered
+    fresh_server.client().config_set("maxmemory", 0)
     run_calls(client, calls)
     assert counter.total() == 1
+
+
+def test_a_later_call_on_a_metric_waits_for_the_earlier_one_of_its_batch(
+    backend: Any,
+) -> None:
+    """A redirection or a failover can fail a batch's first call on a metric and not its
+    second: the second must not be applied first, or the first would look applied."""
+    counter = Counter("ordered", precisions=[1])
+
+    def writes(batch: Batch) -> None:
+        counter.incr(1, when=WHEN, batch=batch)
+        counter.incr(2, when=WHEN + 1, batch=batch)
+
+    first, second = prepared(writes)
+    calls = [first.once("s1", 1), second.once("s1", 2, previous=1)]
+    client = get_redis_connection()
+    with pytest.raises(ResponseError) as refused:
+        run_calls(client, calls[1:])
+    assert error_code(refused.value) == OUT_OF_ORDER
+    assert is_outage(refused.value)  # the sender sends the whole batch again
+    run_calls(client, calls)
+    assert counter.series(1) == [(WHEN, 1), (WHEN + 1, 2)]
 
 
 def test_the_hash_of_numbers_lives_in_the_metrics_slot_with_a_ttl(backend: Any) -> None:
