@@ -17,7 +17,7 @@ load, the run waits until every worker's buffer has drained, stops gunicorn, and
 - **p99**: request latency, over the whole run and over the fault window (from the fault until
   2 s after Redis answers).
 
-The first row, without a fault, is the baseline measured in the same run.
+The rows without a fault (a single node, then the cluster) are the baselines of the same run.
 
     .venv/bin/pip install -e ".[bench]"
     .venv/bin/python benchmarks/bench_faults.py [--rate 300] [--duration 25] [--only pause3s,kill]
@@ -156,6 +156,7 @@ FAULTS = [
     Fault("stop", "SIGSTOP 5 s", sigstop(5.0)),
     Fault("kill", "SIGKILL, restart after 5 s (AOF)", kill_and_restart(5.0)),
     Fault("oom", "maxmemory 1mb noeviction, 10 s", maxmemory(10.0)),
+    Fault("clusternone", "Cluster 3+3: no fault (baseline)", None, cluster=True),
     Fault("failover", "Cluster 3+3: SIGKILL master of hits", failover, cluster=True),
 ]
 
@@ -298,16 +299,22 @@ def run(fault: Fault, options: argparse.Namespace, workdir: Path) -> Result:
     result.served += sum(1 for _at, _seconds, status in warm if status == 200)
     start = time.monotonic() + 0.2
 
+    applied = threading.Event()
+
     def breaker() -> None:
         time.sleep(max(0.0, start + options.fault_at - time.monotonic()))
         result.fault_at = time.monotonic()
         result.answered_at = fault.apply(redis) if fault.apply else result.fault_at
+        applied.set()
+        # A server restarted here dies with the thread that started it (PR_SET_PDEATHSIG):
+        # this thread lives until the run is over.
+        stop.wait()
 
     faulting = threading.Thread(target=breaker)
     faulting.start()
     try:
         answers = asyncio.run(open_loop(port, options.rate, options.duration, start))
-        faulting.join()
+        applied.wait()
         result.served += sum(1 for _at, _seconds, status in answers if status == 200)
         result.failed = sum(1 for _at, _seconds, status in answers if status != 200)
         result.latencies = [(at, seconds) for at, seconds, _status in answers]
@@ -323,9 +330,11 @@ def run(fault: Fault, options: argparse.Namespace, workdir: Path) -> Result:
     finally:
         process.send_signal(signal.SIGTERM)  # workers flush at exit
         process.wait(30)
+        with contextlib.suppress(Exception):
+            result.hits = hits_counted()
         stop.set()
         poller.join()
-    result.hits = hits_counted()
+        faulting.join()
     text = log.read_text(errors="replace")
     for kind in ("Metrics writes are waiting", "Metrics writes resumed", "Metrics buffer full"):
         result.warnings[kind] = text.count(kind)
