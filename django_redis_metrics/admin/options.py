@@ -122,6 +122,7 @@ class EventSeriesAdmin(MetricsAdmin):
 @admin.register(UniqueBitmapMetric)
 class UniqueBitmapAdmin(MetricsAdmin):
     pages = (("detail/", bitmaps.bitmap_detail, "detail"),)
+    endpoints = (("data/", bitmaps.bitmap_data, "data"),)
 
     def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         return bitmaps.bitmap_list(request, context)

@@ -98,12 +98,14 @@ def test_counter_chart_and_its_json_endpoint(admin_site: Any, frozen: float) -> 
     page = client.get(admin_url("countermetric", "chart") + "?name=hits&precision=1")
     assert page.status_code == 200
     assert b'id="counter-chart-data"' in page.content
-    assert b"django_redis_metrics/chart.js" in page.content
+    assert b"django_redis_metrics/vendor/uplot/uPlot.iife.min.js" in page.content
+    assert b"django_redis_metrics/charts.js" in page.content
     data = client.get(admin_url("countermetric", "data") + "?name=hits&precision=60").json()
     assert data["name"] == "hits"
-    assert data["precision"] == 60
-    assert len(data["points"]) == 120  # zero-filled
-    starts = [start for start, _ in data["points"]]
+    assert data["step"] == 60
+    assert data["caption"] == "hits per minute"
+    assert len(data["x"]) == len(data["series"][0]["values"]) == 120  # zero-filled
+    starts = data["x"]
     assert all(start % 60 == 0 for start in starts)
     assert starts == sorted(starts) and starts[-1] == int(frozen) // 60 * 60
     assert data["total"] == 5
