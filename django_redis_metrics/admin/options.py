@@ -14,8 +14,14 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
 
-from ..models import PERMISSION, CounterMetric, EventSeriesMetric, UniqueBitmapMetric
-from . import bitmaps, counters, events
+from ..models import (
+    PERMISSION,
+    CounterMetric,
+    DashboardMetric,
+    EventSeriesMetric,
+    UniqueBitmapMetric,
+)
+from . import bitmaps, counters, dashboard, events
 from .common import metrics_permission
 
 Page = Callable[[HttpRequest, dict[str, Any]], HttpResponse]
@@ -126,3 +132,11 @@ class UniqueBitmapAdmin(MetricsAdmin):
 
     def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         return bitmaps.bitmap_list(request, context)
+
+
+@admin.register(DashboardMetric)
+class DashboardAdmin(MetricsAdmin):
+    """The "Dashboard" entry: the site at a glance (``dashboard.py``)."""
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return dashboard.dashboard_page(request, context)

@@ -27,6 +27,8 @@ PAGES = [
     ("eventseriesmetric", "data", "?name=orders&window=300"),
     ("uniquebitmapmetric", "changelist", ""),
     ("uniquebitmapmetric", "detail", "?name=active_users"),
+    ("uniquebitmapmetric", "data", "?name=active_users&period=day"),
+    ("dashboardmetric", "changelist", ""),
 ]
 
 
@@ -150,7 +152,7 @@ def test_counter_pages_on_a_single_node_and_on_redis_cluster(
 
 #: Django's default object URLs of a ModelAdmin; the metrics models have no table behind them.
 DEFAULT_OBJECT_PATHS = ["add/", "1/", "1/change/", "1/history/", "1/delete/", "autocomplete/"]
-MODELS = ["countermetric", "eventseriesmetric", "uniquebitmapmetric"]
+MODELS = ["countermetric", "eventseriesmetric", "uniquebitmapmetric", "dashboardmetric"]
 
 
 @pytest.mark.parametrize("model", MODELS)

@@ -1,0 +1,268 @@
+"""The dashboard's own tiles; ``DASHBOARD`` names them (``TILES``) in the order shown.
+
+Days are the site's days (``sums.py``); every number links to the chart it comes from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from django.http import QueryDict
+
+from ..bitmaps import UniqueBitmap
+from ..conf import conf
+from ..core.periods import period_class
+from ..core.timeutil import slice_starts
+from ..counter import Counter
+from ..events import EventSeries
+from ..events.codec import score
+from . import charts, labels
+from .common import as_int, refresh_seconds
+from .counters import sparkline_precision, window_plan
+from .sums import day_plans
+from .tilebase import Env, Finish, Lookup, Metrics, Reads, Tile, limit_option
+
+#: Points of the dashboard's requests-per-minute chart.
+RATE_POINTS = 60
+
+
+def change(now: float | None, before: float | None) -> int | None:
+    """The change from ``before`` to ``now`` in whole percent (``None`` if unknown)."""
+    if now is None or not before:
+        return None
+    return round(100 * (now - before) / before)
+
+
+def midnight(now: float) -> float:
+    """The start of the site's today."""
+    return period_class("day").containing(now, labels.site_zone()).start_ts
+
+
+class HitsTile(Tile):
+    """Requests: the last minute, today vs the same time yesterday, and a per-minute chart."""
+
+    name = "hits"
+    title = "Requests"
+    template = "django_redis_metrics/admin/tiles/hits.html"
+
+    def __init__(self, counter: str | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self.counter = counter
+
+    def counter_name(self) -> str | None:
+        return self.counter or conf.HITS_COUNTER
+
+    def wants(self, found: Mapping[Lookup, list[str]]) -> list[tuple[type[Any], str]]:
+        name = self.counter_name()
+        return [(Counter, name)] if name else []
+
+    def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
+        name = self.counter_name()
+        counter = metrics.get((Counter.KIND, name or ""))
+        if not isinstance(counter, Counter):
+            return lambda replies: {"missing": name}
+        days = day_plans(counter, env.now)
+        ids: dict[str, int] = {}
+        for key, plan in (("today", days.today), ("yesterday", days.yesterday)):
+            if plan is not None:
+                ids[key] = reads("hmget", counter.key(plan.precision), plan.starts)
+        minute = window_plan(counter, 60)
+        if minute is not None:
+            ids["minute"] = reads("hmget", counter.key(minute[0]), slice_starts(*minute, env.now))
+        step = 60 if 60 in counter.precisions else sparkline_precision(counter)
+        oldest = int(env.now // step) * step - (counter.samples - 1) * step
+        points = min(RATE_POINTS, counter.samples)
+        span = charts.chosen_span(QueryDict(), step, env.now, oldest, points)
+        ids["chart"] = reads("hmget", counter.key(step), span.starts)
+        start = charts.input_value(days.midnight)
+
+        def finish(replies: Any) -> dict[str, Any]:
+            today = yesterday = None
+            if days.today is not None:
+                today = int(days.today.total(replies[ids["today"]]))
+            if days.yesterday is not None:
+                yesterday = round(days.yesterday.total(replies[ids["yesterday"]]))
+            chart = charts.slice_chart(
+                counter.name,
+                "counter",
+                span,
+                [as_int(v) for v in replies[ids["chart"]]],
+                refresh_seconds(step),
+            )
+            links = env.links
+            return {
+                "counter": counter.name,
+                "minute": sum(as_int(v) for v in replies[ids["minute"]]) if minute else None,
+                "minute_url": links.counter(counter.name, precision=minute[0]) if minute else "",
+                "today": today,
+                "today_url": links.counter(
+                    counter.name, precision=days.today.precision, start=start
+                )
+                if days.today
+                else "",
+                "yesterday": yesterday,
+                "yesterday_url": links.counter(
+                    counter.name, precision=days.yesterday.precision, compare="day", start=start
+                )
+                if days.yesterday
+                else "",
+                "yesterday_estimated": bool(days.yesterday and days.yesterday.cut is not None),
+                "change": change(today, yesterday),
+                "chart": chart,
+                "payload": chart.payload(env.now),
+                "chart_url": links.counter(counter.name, precision=step),
+                "data_url": links.counter_data(counter.name, precision=step),
+                "rate": labels.rate(step),
+            }
+
+        return finish
+
+
+class ActiveUsersTile(Tile):
+    """Distinct signed-in users today, this week and this month."""
+
+    name = "active_users"
+    title = "Active users"
+    template = "django_redis_metrics/admin/tiles/active_users.html"
+    KINDS = ("day", "week", "month")
+
+    def __init__(self, bitmap: str | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self.bitmap = bitmap
+
+    def bitmap_name(self) -> str | None:
+        return self.bitmap or conf.ACTIVE_USERS
+
+    def wants(self, found: Mapping[Lookup, list[str]]) -> list[tuple[type[Any], str]]:
+        name = self.bitmap_name()
+        return [(UniqueBitmap, name)] if name else []
+
+    def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
+        name = self.bitmap_name()
+        bitmap = metrics.get((UniqueBitmap.KIND, name or ""))
+        if not isinstance(bitmap, UniqueBitmap):
+            return lambda replies: {"missing": name}
+        periods = [period_class(k).containing(env.now) for k in self.KINDS if k in bitmap.periods]
+        ids = [reads("bitcount", bitmap.key(period)) for period in periods]
+        url = env.links.bitmap(bitmap.name)
+
+        def finish(replies: Any) -> dict[str, Any]:
+            return {
+                "bitmap": bitmap.name,
+                "url": url,
+                "counts": [
+                    (p.name, labels.period_label(p), int(replies[i]))
+                    for p, i in zip(periods, ids, strict=True)
+                ],
+            }
+
+        return finish
+
+
+def name_pattern(template: str, **groups: str) -> tuple[str, re.Pattern[str]]:
+    """The literal prefix of a name template (``hits:{view}`` -> ``hits:``), and a regular
+    expression matching the names it makes, with a group per placeholder."""
+    prefix = template.split("{", 1)[0]
+    pattern = re.escape(template)
+    for group, regex in groups.items():
+        pattern = pattern.replace(re.escape("{" + group + "}"), f"(?P<{group}>{regex})")
+    return prefix, re.compile(pattern + r"\Z")
+
+
+class TopViewsTile(Tile):
+    """The views with the most requests today (the middleware's per-view counters)."""
+
+    name = "top_views"
+    title = "Top views today"
+    template = "django_redis_metrics/admin/tiles/top_views.html"
+
+    def __init__(self, limit: int = 10, **options: Any) -> None:
+        super().__init__(**options)
+        self.limit = limit_option(limit)
+
+    def pattern(self) -> tuple[str, re.Pattern[str]] | None:
+        template = conf.VIEW_COUNTER
+        return name_pattern(template, view=".+") if template else None
+
+    def lookups(self) -> list[Lookup]:
+        found = self.pattern()
+        return [Lookup(Counter.KIND, found[0])] if found else []
+
+    def wants(self, found: Mapping[Lookup, list[str]]) -> list[tuple[type[Any], str]]:
+        pattern = self.pattern()
+        if pattern is None:
+            return []
+        names = found.get(Lookup(Counter.KIND, pattern[0]), [])
+        return [(Counter, name) for name in names if pattern[1].match(name)]
+
+    def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
+        pattern = self.pattern()
+        wanted = []
+        for (kind, name), counter in sorted(metrics.items()):
+            match = pattern[1].match(name) if pattern and kind == Counter.KIND else None
+            if match is None or not isinstance(counter, Counter):
+                continue
+            plan = day_plans(counter, env.now).today
+            if plan is not None:
+                read = reads("hmget", counter.key(plan.precision), plan.starts)
+                wanted.append((match.group("view"), counter, plan, read))
+        start = charts.input_value(midnight(env.now))
+
+        def finish(replies: Any) -> dict[str, Any]:
+            rows: list[dict[str, Any]] = [
+                {
+                    "view": view,
+                    "count": int(plan.total(replies[read])),
+                    "url": env.links.counter(counter.name, precision=plan.precision, start=start),
+                }
+                for view, counter, plan, read in wanted
+            ]
+            rows.sort(key=lambda row: (-row["count"], row["view"]))
+            return {"rows": [row for row in rows if row["count"]][: self.limit]}
+
+        return finish
+
+
+class BusiestEventsTile(Tile):
+    """The event series with the most events in the last hour, and their counts today."""
+
+    name = "events"
+    title = "Busiest event series"
+    template = "django_redis_metrics/admin/tiles/events.html"
+
+    def __init__(self, limit: int = 5, **options: Any) -> None:
+        super().__init__(**options)
+        self.limit = limit_option(limit)
+
+    def lookups(self) -> list[Lookup]:
+        return [Lookup(EventSeries.KIND, "")]
+
+    def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
+        names = env.found.get(Lookup(EventSeries.KIND, ""), [])
+        today_start = midnight(env.now)
+        now = score(env.now)
+        queued = []
+        for name in names:
+            series = EventSeries(name)
+            hour = reads("zcount", series.time_key, score(env.now - 3600), now)
+            today = reads("zcount", series.time_key, score(today_start), now)
+            queued.append((name, hour, today))
+        start = charts.input_value(today_start)
+
+        def finish(replies: Any) -> dict[str, Any]:
+            rows: list[dict[str, Any]] = [
+                {
+                    "name": name,
+                    "hour": int(replies[hour]),
+                    "hour_url": env.links.series(name, window=60),
+                    "today": int(replies[today]),
+                    "today_url": env.links.series(name, window=3600, start=start),
+                }
+                for name, hour, today in queued
+            ]
+            rows.sort(key=lambda row: (-row["hour"], -row["today"], row["name"]))
+            return {"rows": [row for row in rows if row["today"] or row["hour"]][: self.limit]}
+
+        return finish
