@@ -69,7 +69,8 @@ def test_whole_day_slices_are_labelled_as_utc_days(paris: Any) -> None:
 @pytest.mark.parametrize(
     ("seconds", "text"),
     [(1, "per second"), (5, "per 5 seconds"), (60, "per minute"), (300, "per 5 minutes"),
-     (3600, "per hour"), (18000, "per 5 hours"), (172800, "per 2 days (UTC)"), (90, "per 90 seconds")],
+     (3600, "per hour"), (18000, "per 5 hours"), (172800, "per 2 days (UTC)"),
+     (90, "per 90 seconds")],
 )  # fmt: skip
 def test_rates_are_said_as_people_say_them(seconds: int, text: str) -> None:
     assert labels.rate(seconds) == text
