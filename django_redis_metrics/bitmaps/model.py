@@ -47,9 +47,6 @@ from .ids import (
 )
 from .query import KIND, MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
 
-#: A period is cached in ranges only once it ended this long ago (seconds), so marks stamped
-#: just before its end that reach Redis a little later (batches, clock skew) are never missed.
-CACHE_GRACE = 600
 DEFAULT_PERIODS = ("day", "week", "month")
 
 
@@ -96,6 +93,10 @@ class UniqueBitmap(Metric):
     KIND: ClassVar[str] = KIND
     LABEL: ClassVar[str] = "bitmap"
     objects: ClassVar[catalogue.MetricManager[UniqueBitmap]] = catalogue.MetricManager()
+
+    #: A period is cached in ranges only once it ended this long ago (seconds), so marks stamped
+    #: just before its end that reach Redis a little later (batches, clock skew) are never missed.
+    CACHE_GRACE: ClassVar[int] = 600
 
     def __init__(self, name: str, periods: Sequence[str] = DEFAULT_PERIODS) -> None:
         self.name = validate_name(name, "bitmap name")
@@ -262,7 +263,7 @@ class UniqueBitmap(Metric):
         """
         days = list(days_between(start, end))
         cover = self._cover(days)
-        settled = to_timestamp(None) - CACHE_GRACE
+        settled = to_timestamp(None) - self.CACHE_GRACE
         over = tuple(p for p in cover if p.is_over(settled))
         running = tuple(p for p in cover if not p.is_over(settled))
         parts = [

@@ -23,7 +23,6 @@ from django_redis_metrics import Batch, UniqueBitmap, cleanup, get_redis_connect
 from django_redis_metrics.bitmaps import BitmapQuery
 from django_redis_metrics.bitmaps import cleaner as bitmap_cleaner
 from django_redis_metrics.bitmaps import ids as bitmap_ids
-from django_redis_metrics.bitmaps import model as bitmap_model
 from django_redis_metrics.bitmaps import query as bitmap_query
 from django_redis_metrics.bitmaps.ids import id_cache
 from django_redis_metrics.checks import check_settings
@@ -606,12 +605,12 @@ def test_periods_are_cached_only_after_a_grace_period(
 ) -> None:
     active = UniqueBitmap("active", periods=("day",))
     today = Day.containing(None)
-    assert bitmap_model.CACHE_GRACE == 600
+    assert UniqueBitmap.CACHE_GRACE == 600
     with_cache = active.between(today.shift(-3).start_ts, today.start_ts)
     assert isinstance(with_cache, bitmap_query.Operation)
     assert isinstance(with_cache.left, bitmap_query.PeriodUnion) and with_cache.left.cacheable
     # With a grace longer than the range, nothing of it is cached.
-    monkeypatch.setattr(bitmap_model, "CACHE_GRACE", 5 * 86400)
+    monkeypatch.setattr(UniqueBitmap, "CACHE_GRACE", 5 * 86400)
     fresh = active.between(today.shift(-3).start_ts, today.start_ts)
     assert isinstance(fresh, bitmap_query.PeriodUnion) and not fresh.cacheable
 
