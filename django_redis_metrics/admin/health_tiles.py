@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 
 from ..conf import conf
 from ..core.timeutil import slice_starts
-from ..counter import Counter
 from . import charts
 from .counters import window_plan
 from .sums import day_plans
-from .tilebase import Env, Finish, Lookup, Metrics, Reads, Tile, limit_option
-from .tiles import midnight, name_pattern
+from .tilebase import Env, Finish, Metrics, Reads
+from .tiles import TemplateTile, midnight, name_pattern
 
 #: The middleware's default names (its ``VIEW_STATUS`` and ``VIEW_LATENCY`` settings).
 DEFAULT_VIEW_STATUS = "status:{view}:{class}"
@@ -37,7 +36,7 @@ def setting(name: str, default: str) -> str | None:
     return None if value is None else str(value)
 
 
-class ErrorRateTile(Tile):
+class ErrorRateTile(TemplateTile):
     """Requests answered with 4xx and 5xx, today and in the last hour, and the views with the
     most server errors."""
 
@@ -45,34 +44,15 @@ class ErrorRateTile(Tile):
     title = "Errors"
     template = "django_redis_metrics/admin/tiles/errors.html"
 
-    def __init__(self, limit: int = 5, **options: Any) -> None:
-        super().__init__(**options)
-        self.limit = limit_option(limit)
-
     def pattern(self) -> tuple[str, re.Pattern[str]] | None:
         template = setting("VIEW_STATUS", DEFAULT_VIEW_STATUS)
         if template is None or "{class}" not in template:
             return None
         return name_pattern(template, view=".+", **{"class": "[1-5]xx"})
 
-    def lookups(self) -> list[Lookup]:
-        found = self.pattern()
-        return [Lookup(Counter.KIND, found[0])] if found else []
-
-    def wants(self, found: Mapping[Lookup, list[str]]) -> list[tuple[type[Any], str]]:
-        pattern = self.pattern()
-        if pattern is None:
-            return []
-        names = found.get(Lookup(Counter.KIND, pattern[0]), [])
-        return [(Counter, name) for name in names if pattern[1].match(name)]
-
     def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
-        pattern = self.pattern()
         queued = []
-        for (kind, name), counter in sorted(metrics.items()):
-            match = pattern[1].match(name) if pattern and kind == Counter.KIND else None
-            if match is None or not isinstance(counter, Counter):
-                continue
+        for match, counter in self.matching(metrics):
             today = day_plans(counter, env.now).today
             hour = window_plan(counter, 3600)
             day_read = hour_read = None
@@ -147,17 +127,13 @@ def statistic_model() -> Any:
 SUMMARY_HOOK = "summary_reads"
 
 
-class SlowestViewsTile(Tile):
+class SlowestViewsTile(TemplateTile):
     """The views with the highest mean latency this hour (``latency:{view}`` statistics)."""
 
     name = "slowest_views"
     title = "Slowest views this hour"
     template = "django_redis_metrics/admin/tiles/slowest_views.html"
     PRECISION = 3600
-
-    def __init__(self, limit: int = 5, **options: Any) -> None:
-        super().__init__(**options)
-        self.limit = limit_option(limit)
 
     def model(self) -> Any:
         model = statistic_model()
@@ -167,26 +143,11 @@ class SlowestViewsTile(Tile):
         template = setting("VIEW_LATENCY", DEFAULT_VIEW_LATENCY)
         return name_pattern(template, view=".+") if template else None
 
-    def lookups(self) -> list[Lookup]:
-        model, found = self.model(), self.pattern()
-        return [Lookup(model.KIND, found[0])] if model is not None and found else []
-
-    def wants(self, found: Mapping[Lookup, list[str]]) -> list[tuple[type[Any], str]]:
-        model, pattern = self.model(), self.pattern()
-        if model is None or pattern is None:
-            return []
-        names = found.get(Lookup(model.KIND, pattern[0]), [])
-        return [(model, name) for name in names if pattern[1].match(name)]
-
     def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
-        model, pattern = self.model(), self.pattern()
-        if model is None or pattern is None:
+        if self.model() is None or self.pattern() is None:
             return lambda replies: {"unavailable": True, "hook": SUMMARY_HOOK}
         queued: list[tuple[str, Any, list[int], Callable[[list[Any]], dict[str, Any]]]] = []
-        for (kind, name), statistic in sorted(metrics.items()):
-            match = pattern[1].match(name) if kind == model.KIND else None
-            if match is None or statistic is None:
-                continue
+        for match, statistic in self.matching(metrics):
             commands, parse = getattr(statistic, SUMMARY_HOOK)(self.PRECISION, env.now)
             ids = [reads(command, *args) for command, args in commands]
             queued.append((match.group("view"), statistic, ids, parse))

@@ -171,39 +171,62 @@ def name_pattern(template: str, **groups: str) -> tuple[str, re.Pattern[str]]:
     return prefix, re.compile(pattern + r"\Z")
 
 
-class TopViewsTile(Tile):
+class TemplateTile(Tile):
+    """A tile over the metrics whose names a template makes (``hits:{view}``): it looks up
+    only the names starting with the template's literal prefix, and keeps those matching."""
+
+    default_limit = 5
+
+    def __init__(self, limit: int | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self.limit = limit_option(self.default_limit if limit is None else limit)
+
+    def model(self) -> Any:
+        """The model of the metrics (``None``: not available, the tile reads nothing)."""
+        return Counter
+
+    def pattern(self) -> tuple[str, re.Pattern[str]] | None:
+        raise NotImplementedError
+
+    def lookups(self) -> list[Lookup]:
+        model, found = self.model(), self.pattern()
+        return [Lookup(model.KIND, found[0])] if model is not None and found else []
+
+    def wants(self, found: Mapping[Lookup, list[str]]) -> list[tuple[type[Any], str]]:
+        model, pattern = self.model(), self.pattern()
+        if model is None or pattern is None:
+            return []
+        names = found.get(Lookup(model.KIND, pattern[0]), [])
+        return [(model, name) for name in names if pattern[1].match(name)]
+
+    def matching(self, metrics: Metrics) -> list[tuple[re.Match[str], Any]]:
+        """``(name match, metric)`` of the wanted metrics that hold data, by name."""
+        model, pattern = self.model(), self.pattern()
+        if model is None or pattern is None:
+            return []
+        found = []
+        for (kind, name), metric in sorted(metrics.items()):
+            match = pattern[1].match(name) if kind == model.KIND else None
+            if match is not None and metric is not None:
+                found.append((match, metric))
+        return found
+
+
+class TopViewsTile(TemplateTile):
     """The views with the most requests today (the middleware's per-view counters)."""
 
     name = "top_views"
     title = "Top views today"
     template = "django_redis_metrics/admin/tiles/top_views.html"
-
-    def __init__(self, limit: int = 10, **options: Any) -> None:
-        super().__init__(**options)
-        self.limit = limit_option(limit)
+    default_limit = 10
 
     def pattern(self) -> tuple[str, re.Pattern[str]] | None:
         template = conf.VIEW_COUNTER
         return name_pattern(template, view=".+") if template else None
 
-    def lookups(self) -> list[Lookup]:
-        found = self.pattern()
-        return [Lookup(Counter.KIND, found[0])] if found else []
-
-    def wants(self, found: Mapping[Lookup, list[str]]) -> list[tuple[type[Any], str]]:
-        pattern = self.pattern()
-        if pattern is None:
-            return []
-        names = found.get(Lookup(Counter.KIND, pattern[0]), [])
-        return [(Counter, name) for name in names if pattern[1].match(name)]
-
     def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
-        pattern = self.pattern()
         wanted = []
-        for (kind, name), counter in sorted(metrics.items()):
-            match = pattern[1].match(name) if pattern and kind == Counter.KIND else None
-            if match is None or not isinstance(counter, Counter):
-                continue
+        for match, counter in self.matching(metrics):
             plan = day_plans(counter, env.now).today
             if plan is not None:
                 read = reads("hmget", counter.key(plan.precision), plan.starts)
