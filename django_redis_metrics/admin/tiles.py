@@ -40,29 +40,41 @@ def midnight(now: float) -> float:
     return period_class("day").containing(now, labels.site_zone()).start_ts
 
 
-class HitsTile(Tile):
+class OneMetricTile(Tile):
+    """A tile over one metric: the ``metric`` option, else the setting that names it."""
+
+    model: type[Any] = Counter
+    setting = ""
+
+    def __init__(self, metric: str | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self.metric = metric
+
+    def metric_name(self) -> str | None:
+        return self.metric or conf.get(self.setting)
+
+    def wants(self, found: Mapping[Lookup, list[str]]) -> list[tuple[type[Any], str]]:
+        name = self.metric_name()
+        return [(self.model, name)] if name else []
+
+    def missing(self) -> Finish:
+        """The last step when the metric holds no data (or is turned off)."""
+        name = self.metric_name()
+        return lambda replies: {"missing": name}
+
+
+class HitsTile(OneMetricTile):
     """Requests: the last minute, today vs the same time yesterday, and a per-minute chart."""
 
     name = "hits"
     title = "Requests"
     template = "django_redis_metrics/admin/tiles/hits.html"
-
-    def __init__(self, counter: str | None = None, **options: Any) -> None:
-        super().__init__(**options)
-        self.counter = counter
-
-    def counter_name(self) -> str | None:
-        return self.counter or conf.HITS_COUNTER
-
-    def wants(self, found: Mapping[Lookup, list[str]]) -> list[tuple[type[Any], str]]:
-        name = self.counter_name()
-        return [(Counter, name)] if name else []
+    setting = "HITS_COUNTER"
 
     def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
-        name = self.counter_name()
-        counter = metrics.get((Counter.KIND, name or ""))
+        counter = metrics.get((Counter.KIND, self.metric_name() or ""))
         if not isinstance(counter, Counter):
-            return lambda replies: {"missing": name}
+            return self.missing()
         days = day_plans(counter, env.now)
         ids: dict[str, int] = {}
         for key, plan in (("today", days.today), ("yesterday", days.yesterday)):
@@ -120,30 +132,20 @@ class HitsTile(Tile):
         return finish
 
 
-class ActiveUsersTile(Tile):
+class ActiveUsersTile(OneMetricTile):
     """Distinct signed-in users today, this week and this month."""
 
     name = "active_users"
     title = "Active users"
     template = "django_redis_metrics/admin/tiles/active_users.html"
+    model = UniqueBitmap
+    setting = "ACTIVE_USERS"
     KINDS = ("day", "week", "month")
 
-    def __init__(self, bitmap: str | None = None, **options: Any) -> None:
-        super().__init__(**options)
-        self.bitmap = bitmap
-
-    def bitmap_name(self) -> str | None:
-        return self.bitmap or conf.ACTIVE_USERS
-
-    def wants(self, found: Mapping[Lookup, list[str]]) -> list[tuple[type[Any], str]]:
-        name = self.bitmap_name()
-        return [(UniqueBitmap, name)] if name else []
-
     def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
-        name = self.bitmap_name()
-        bitmap = metrics.get((UniqueBitmap.KIND, name or ""))
+        bitmap = metrics.get((UniqueBitmap.KIND, self.metric_name() or ""))
         if not isinstance(bitmap, UniqueBitmap):
-            return lambda replies: {"missing": name}
+            return self.missing()
         periods = [period_class(k).containing(env.now) for k in self.KINDS if k in bitmap.periods]
         ids = [reads("bitcount", bitmap.key(period)) for period in periods]
         url = env.links.bitmap(bitmap.name)
