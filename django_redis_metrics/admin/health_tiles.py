@@ -19,6 +19,7 @@ from django.urls import NoReverseMatch, reverse
 from ..conf import conf
 from ..core.timeutil import slice_starts
 from . import charts
+from .common import with_query
 from .counters import window_plan
 from .sums import day_plans
 from .tilebase import Env, Finish, Metrics, Reads
@@ -167,6 +168,6 @@ class SlowestViewsTile(TemplateTile):
 def statistic_url(name: str) -> str:
     """The statistic's admin page, if the admin has one."""
     try:
-        return reverse("admin:django_redis_metrics_statisticmetric_chart") + f"?name={name}"
+        return with_query(reverse("admin:django_redis_metrics_statisticmetric_chart"), name=name)
     except NoReverseMatch:
         return ""

@@ -48,8 +48,9 @@
   function fill(role, alpha) {
     return function () { return withAlpha(colour(role), alpha); };
   }
+  var probe = document.createElement("canvas").getContext("2d");
   function withAlpha(css, alpha) {
-    var probe = document.createElement("canvas").getContext("2d");
+    probe.fillStyle = "#000";
     probe.fillStyle = css;
     var hex = probe.fillStyle; /* normalised: #rrggbb or rgba(...) */
     if (hex.charAt(0) !== "#") { return hex; }
