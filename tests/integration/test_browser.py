@@ -178,6 +178,17 @@ def test_live_counter_chart_in_the_site_zone_with_cursor_zoom_and_pause(demo: An
     zone = f"Europe/Paris (UTC{offset[:3]}:{offset[3:]})"
     assert zone in chart.locator("figcaption").inner_text()
     assert "hits:home per second" in chart.locator("figcaption").inner_text()
+    # The ticks uPlot computed: times on the x axis in the site's zone, whole counts on y.
+    x_splits, x_values, y_splits = page.evaluate(
+        f"(() => {{ const a = {CHART}._plot.axes; "
+        "return [a[0]._splits, a[0]._values, a[1]._splits]; })()"
+    )
+    assert len(x_splits) >= 4
+    assert [v.split("\n")[0] for v in x_values] == [
+        datetime.fromtimestamp(split, PARIS).strftime("%H:%M:%S") for split in x_splits
+    ]
+    assert all(split % 5 == 0 for split in x_splits)  # round times: every 5, 10, 15 s...
+    assert all(float(split).is_integer() for split in y_splits)
 
     # Hover values: the site-zone label of the slice and its count, in a UTC browser.
     data = payload(page)
