@@ -74,7 +74,7 @@ def main() -> None:
 
 
 def populate(client: Any, bitmap: Any, days: list[Any], size: int) -> float:
-    from django_redis_metrics.periods import Month, Week
+    from django_redis_metrics.core.periods import Month, Week
 
     started = time.perf_counter()
     rng = random.Random(2011)
@@ -94,8 +94,8 @@ def populate(client: Any, bitmap: Any, days: list[Any], size: int) -> float:
 
 def run(server: Any, options: argparse.Namespace) -> None:
     from django_redis_metrics import UniqueBitmap, get_redis_connection
-    from django_redis_metrics.bitmaps import _copy_bitmap
-    from django_redis_metrics.periods import Day, Month, Week
+    from django_redis_metrics.bitmaps.query import _copy_bitmap
+    from django_redis_metrics.core.periods import Day, Month, Week
 
     client = get_redis_connection()
     size = options.users // 8

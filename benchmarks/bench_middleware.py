@@ -121,7 +121,7 @@ def latency_after_pause(
     (the previous writes sent, then ``PING`` round trips until ``IDLE_GAP`` has passed since
     the previous request ended); each handler serves ``pairs`` pairs in turn, the second of
     each pair timed."""
-    from django_redis_metrics.recorder import flush
+    from django_redis_metrics import flush
 
     times: tuple[list[float], list[float]] = ([], [])
     ended = time.perf_counter()
@@ -145,7 +145,7 @@ def latency_back_to_back(
 ) -> float:
     """The mean seconds of the handler call (what the client waits for), requests back to
     back, the sender working meanwhile (its competition for the GIL is part of the cost)."""
-    from django_redis_metrics.recorder import flush
+    from django_redis_metrics import flush
 
     times = []
     flush()
@@ -162,7 +162,7 @@ def throughput(
 ) -> float:
     """Seconds per request including sending everything queued (``alone``: each request's
     writes are sent before the next request, so no round trip is shared)."""
-    from django_redis_metrics.recorder import flush
+    from django_redis_metrics import flush
 
     flush()
     started = time.perf_counter()
@@ -293,8 +293,9 @@ def main() -> None:
             DJANGO_REDIS_METRICS={"CONNECTION": server.url, "PREFIX": "bench"},
         )
         django.setup()
-        from django_redis_metrics import Counter, UniqueBitmap
         from django_redis_metrics.failopen import fail_open_client
+
+        from django_redis_metrics import Counter, UniqueBitmap
 
         client = fail_open_client()  # the very client the middleware writes with
         print(f"{options.rounds} rounds of {options.requests} requests; medians over rounds")

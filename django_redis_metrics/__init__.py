@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from .batch import Batch
 from .bitmaps import UniqueBitmap
-from .connection import get_redis_connection
+from .core.batch import Batch
+from .core.connection import get_redis_connection
 from .counter import Counter
 from .events import EventSeries
+from .sending.sender import flush
 
-__all__ = ["Batch", "Counter", "EventSeries", "UniqueBitmap", "get_redis_connection"]
+__all__ = ["Batch", "Counter", "EventSeries", "UniqueBitmap", "flush", "get_redis_connection"]
 __version__ = "0.1.0"

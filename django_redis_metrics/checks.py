@@ -21,6 +21,9 @@ django_redis_metrics.E041  VIEW_COUNTER is not None or a name template containin
 django_redis_metrics.E042  MAX_VIEW_COUNTERS is not a positive int
 django_redis_metrics.E043  EXCLUDE_VIEWS or EXCLUDE_PATHS is not a list of strings
 django_redis_metrics.E044  FAIL_OPEN_TIMEOUT or FAIL_OPEN_COOLDOWN is not a positive number
+django_redis_metrics.E045  SEND_DELAY is not a non-negative number of seconds
+django_redis_metrics.E046  SEND_BATCH_SIZE or SEND_QUEUE_SIZE is not a positive int
+django_redis_metrics.E050  ADMIN_PAGE_SIZE is not a positive int
 =========================  ==========================================================
 """
 
@@ -28,16 +31,21 @@ from __future__ import annotations
 
 import zoneinfo
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning
 
-from . import bitmaps, events
+from .bitmaps.cleaner import validate_retention as bitmaps_validate_retention
+from .bitmaps.query import validate_cache_ttl
 from .conf import DEFAULTS, SETTING_NAME
-from .connection import is_url
-from .counter import validate_precisions, validate_samples
-from .keys import validate_name, validate_prefix
+from .core.connection import is_url
+from .core.keys import validate_name, validate_prefix
+from .core.validation import positive_int, seconds
+from .counter.model import validate_precisions, validate_samples
+from .events.model import validate_max_values
+from .events.model import validate_retention as events_validate_retention
 
 ID = "django_redis_metrics.{}"
 REDIS_CACHE_BACKENDS = ("django_redis.", "django.core.cache.backends.redis.RedisCache")
@@ -62,31 +70,19 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     errors += _validated(value["PREFIX"], validate_prefix, "PREFIX", "E004")
     errors += _check_time_zone(value["TIME_ZONE"])
     for name in ("SOCKET_TIMEOUT", "SOCKET_CONNECT_TIMEOUT"):
-        timeout = value[name]
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            errors.append(
-                Error(
-                    f"{SETTING_NAME}['{name}'] must be a positive number of seconds, "
-                    f"not {timeout!r}.",
-                    id=ID.format("E007"),
-                )
-            )
+        errors += _validated(value[name], partial(seconds, what=name), name, "E007")
     errors += _validated(
         value["COUNTER_PRECISIONS"], validate_precisions, "COUNTER_PRECISIONS", "E008"
     )
     errors += _validated(value["COUNTER_SAMPLES"], validate_samples, "COUNTER_SAMPLES", "E009")
     errors += _validated(
-        value["EVENT_RETENTION"], events.validate_retention, "EVENT_RETENTION", "E020"
+        value["EVENT_RETENTION"], events_validate_retention, "EVENT_RETENTION", "E020"
     )
+    errors += _validated(value["EVENT_MAX_VALUES"], validate_max_values, "EVENT_MAX_VALUES", "E021")
     errors += _validated(
-        value["EVENT_MAX_VALUES"], events.validate_max_values, "EVENT_MAX_VALUES", "E021"
+        value["BITMAP_RETENTION"], bitmaps_validate_retention, "BITMAP_RETENTION", "E030"
     )
-    errors += _validated(
-        value["BITMAP_RETENTION"], bitmaps.validate_retention, "BITMAP_RETENTION", "E030"
-    )
-    errors += _validated(
-        value["BITMAP_CACHE_TTL"], bitmaps.validate_cache_ttl, "BITMAP_CACHE_TTL", "E031"
-    )
+    errors += _validated(value["BITMAP_CACHE_TTL"], validate_cache_ttl, "BITMAP_CACHE_TTL", "E031")
     errors += check_integration(value)
     return errors
 
@@ -115,14 +111,12 @@ def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
         errors += _validated(
             template.replace("{view}", "view"), validate_name, "VIEW_COUNTER", "E041"
         )
-    cap = value["MAX_VIEW_COUNTERS"]
-    if isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0:
-        errors.append(
-            Error(
-                f"{SETTING_NAME}['MAX_VIEW_COUNTERS'] must be a positive int, not {cap!r}.",
-                id=ID.format("E042"),
-            )
-        )
+    errors += _validated(
+        value["MAX_VIEW_COUNTERS"],
+        partial(positive_int, what="MAX_VIEW_COUNTERS"),
+        "MAX_VIEW_COUNTERS",
+        "E042",
+    )
     for name in ("EXCLUDE_VIEWS", "EXCLUDE_PATHS"):
         items = value[name]
         if name == "EXCLUDE_PATHS" and items is None:
@@ -147,15 +141,21 @@ def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
                 )
             )
     for name in ("FAIL_OPEN_TIMEOUT", "FAIL_OPEN_COOLDOWN"):
-        number = value[name]
-        if isinstance(number, bool) or not isinstance(number, int | float) or number <= 0:
-            errors.append(
-                Error(
-                    f"{SETTING_NAME}['{name}'] must be a positive number of seconds, "
-                    f"not {number!r}.",
-                    id=ID.format("E044"),
-                )
-            )
+        errors += _validated(value[name], partial(seconds, what=name), name, "E044")
+    errors += _validated(
+        value["SEND_DELAY"],
+        partial(seconds, what="SEND_DELAY", allow_zero=True),
+        "SEND_DELAY",
+        "E045",
+    )
+    for name in ("SEND_BATCH_SIZE", "SEND_QUEUE_SIZE"):
+        errors += _validated(value[name], partial(positive_int, what=name), name, "E046")
+    errors += _validated(
+        value["ADMIN_PAGE_SIZE"],
+        partial(positive_int, what="ADMIN_PAGE_SIZE"),
+        "ADMIN_PAGE_SIZE",
+        "E050",
+    )
     return errors
 
 

@@ -45,7 +45,7 @@ DEFAULTS: dict[str, Any] = {
     "BITMAP_CACHE_TTL": 86400,
     "EVENT_RETENTION": DEFAULT_EVENT_RETENTION,
     "EVENT_MAX_VALUES": 1000,
-    # Django integration (middleware.py, decorators.py, failopen.py)
+    # Django integration (middleware.py, decorators.py, sending/)
     "HITS_COUNTER": "hits",
     "VIEW_COUNTER": "hits:{view}",
     "UNRESOLVED_VIEW": "unresolved",
@@ -56,6 +56,11 @@ DEFAULTS: dict[str, Any] = {
     "EXCLUDE_PATHS": None,
     "FAIL_OPEN_TIMEOUT": 0.25,
     "FAIL_OPEN_COOLDOWN": 30.0,
+    "SEND_DELAY": 0.05,
+    "SEND_BATCH_SIZE": 500,
+    "SEND_QUEUE_SIZE": 10_000,
+    # Admin
+    "ADMIN_PAGE_SIZE": 100,
 }
 
 
@@ -203,6 +208,28 @@ class Settings:
     def FAIL_OPEN_COOLDOWN(self) -> float:
         """Seconds without any attempt after a failure (the circuit breaker stays open)."""
         return float(self.get("FAIL_OPEN_COOLDOWN"))
+
+    @property
+    def SEND_DELAY(self) -> float:
+        """Seconds the sender waits after the first queued write, merging what follows."""
+        return float(self.get("SEND_DELAY"))
+
+    @property
+    def SEND_BATCH_SIZE(self) -> int:
+        """Most requests' writes merged into one round trip (that many waiting: sent at once)."""
+        return int(self.get("SEND_BATCH_SIZE"))
+
+    @property
+    def SEND_QUEUE_SIZE(self) -> int:
+        """Most requests' writes waiting to be sent per process; beyond it they are dropped."""
+        return int(self.get("SEND_QUEUE_SIZE"))
+
+    # Admin
+
+    @property
+    def ADMIN_PAGE_SIZE(self) -> int:
+        """Metrics per page in the admin's lists."""
+        return int(self.get("ADMIN_PAGE_SIZE"))
 
 
 conf = Settings()

@@ -14,7 +14,7 @@ the request unless ``fields``, ``url_kwargs`` or ``user`` ask for it, so no pass
 body is ever stored by default. The writes are made after the view answered, only for
 responses ``only_if`` accepts (by default: status below 400), and join the request's single
 round trip when ``MetricsMiddleware`` is installed (else they are sent on their own). Like the
-middleware they never slow down or break the view: see :mod:`django_redis_metrics.failopen`.
+middleware they never slow down or break the view: see :mod:`django_redis_metrics.sending.failopen`.
 """
 
 from __future__ import annotations
@@ -28,14 +28,14 @@ from typing import Any, TypeVar
 from asgiref.sync import iscoroutinefunction
 from django.http import HttpRequest, HttpResponseBase
 
-from . import recorder
-from .batch import Batch
 from .bitmaps import UniqueBitmap
+from .core.batch import Batch
+from .core.keys import validate_name
 from .counter import Counter
 from .events import EventSeries
-from .keys import validate_name
-from .middleware import request_writes, user_id
-from .recorder import Writes
+from .sending import sender
+from .sending.requests import request_writes, user_id
+from .sending.writes import Writes
 
 logger = logging.getLogger("django_redis_metrics")
 
@@ -120,7 +120,7 @@ def _record(record: Recorder, call: _Call) -> None:
     writes = shared if shared is not None else Writes()
     record(call, writes)
     if shared is None:
-        recorder.submit(writes, call.when)
+        sender.submit(writes, call.when)
 
 
 Metric = TypeVar("Metric", Counter, UniqueBitmap, EventSeries)

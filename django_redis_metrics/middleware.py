@@ -14,9 +14,9 @@ For every request that is not excluded it records, after the view has answered:
 - whatever the view decorators of this request queued.
 
 All of it goes to Redis in one pipelined round trip, sent by the process's sender thread
-(:mod:`django_redis_metrics.recorder`): the request, sync or async, only queues its writes and
-never waits on Redis. If Redis is down or slow, the request is served as if the middleware were
-not there (see :mod:`django_redis_metrics.failopen`).
+(:mod:`django_redis_metrics.sending.sender`): the request, sync or async, only queues its writes
+and never waits on Redis. If Redis is down or slow, the request is served as if the middleware
+were not there (see :mod:`django_redis_metrics.sending.failopen`).
 """
 
 from __future__ import annotations
@@ -30,17 +30,14 @@ from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponseBase
-from django.utils.functional import SimpleLazyObject, empty
 
-from . import recorder
 from .conf import conf
-from .keys import validate_name
-from .recorder import Writes
+from .core.keys import validate_name
+from .sending import sender
+from .sending.requests import attach_writes, loaded_user_id
+from .sending.writes import Writes
 
 logger = logging.getLogger("django_redis_metrics")
-
-#: The attribute holding the request's writes, which the decorators add to.
-WRITES_ATTRIBUTE = "_metrics_writes"
 
 GetResponse = Callable[[HttpRequest], HttpResponseBase]
 AsyncGetResponse = Callable[[HttpRequest], Awaitable[HttpResponseBase]]
@@ -74,11 +71,6 @@ view_names = ViewNames()
 os.register_at_fork(after_in_child=view_names._after_fork_in_child)
 
 
-def request_writes(request: HttpRequest) -> Writes | None:
-    """The writes the middleware sends after this request, if the middleware is installed."""
-    return getattr(request, WRITES_ATTRIBUTE, None)
-
-
 def view_name(request: HttpRequest) -> str | None:
     """The resolved view name of ``request``, or ``None`` when it resolved to no view."""
     match = getattr(request, "resolver_match", None)
@@ -109,33 +101,6 @@ def counter_name_for(view: str | None) -> str | None:
         return template.replace("{view}", conf.OTHER_VIEW)
 
 
-def user_id(user: Any) -> Any:
-    """The id to mark for ``user``: its pk if authenticated, else ``None``."""
-    if user is None or not getattr(user, "is_authenticated", False):
-        return None
-    return user.pk
-
-
-def loaded_user_id(request: HttpRequest) -> Any:
-    """``user_id`` of the request's user if the request already loaded it, else ``None``.
-
-    Never evaluates ``request.user`` nor awaits ``request.auser()``: doing so reads the session,
-    which marks it accessed (``SessionMiddleware`` then adds ``Vary: Cookie``) and costs a query.
-    """
-    attributes = vars(request)
-    user = attributes.get("user")
-    if isinstance(user, SimpleLazyObject):
-        wrapped = user._wrapped
-        if wrapped is not empty:
-            return user_id(wrapped)
-    elif user is not None:  # a real user object set by another middleware or a test
-        return user_id(user)
-    for cached in ("_acached_user", "_cached_user"):  # Django's auser() / get_user() caches
-        if cached in attributes:
-            return user_id(attributes[cached])
-    return None
-
-
 def queue_request_writes(request: HttpRequest, writes: Writes, uid: Any = None) -> None:
     """Queue what the middleware records for ``request`` (nothing if it is excluded)."""
     view = view_name(request)
@@ -155,7 +120,7 @@ def queue_request_writes(request: HttpRequest, writes: Writes, uid: Any = None) 
 def _submit(request: HttpRequest, writes: Writes, uid: Any) -> None:
     try:
         queue_request_writes(request, writes, uid)
-        recorder.submit(writes)
+        sender.submit(writes)
     except Exception:
         logger.exception("Metrics middleware could not queue this request's writes.")
 
@@ -175,8 +140,7 @@ class MetricsMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if self.async_mode:
             return self.__acall__(request)
-        writes = Writes()
-        setattr(request, WRITES_ATTRIBUTE, writes)
+        writes = attach_writes(request)
         response = self.get_response(request)
         try:
             uid = loaded_user_id(request) if conf.ACTIVE_USERS else None
@@ -187,8 +151,7 @@ class MetricsMiddleware:
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
-        writes = Writes()
-        setattr(request, WRITES_ATTRIBUTE, writes)
+        writes = attach_writes(request)
         response = await self.get_response(request)  # type: ignore[misc]
         try:
             uid = loaded_user_id(request) if conf.ACTIVE_USERS else None

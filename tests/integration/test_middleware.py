@@ -15,8 +15,11 @@ from django.http import HttpResponse
 from django.test import AsyncClient, Client
 from redis.connection import AbstractConnection
 
-from django_redis_metrics import Counter, failopen, recorder
+from django_redis_metrics import Counter
+from django_redis_metrics.core.connection import fail_fast_connection
 from django_redis_metrics.middleware import MetricsMiddleware
+from django_redis_metrics.sending import failopen, sender
+from django_redis_metrics.sending.writes import Writes
 from django_redis_metrics.testing import RedisServer
 
 from .conftest import counting_round_trips
@@ -30,7 +33,7 @@ def hits(name: str) -> int:
 
 def get(path: str) -> int:
     status = Client().get(path).status_code
-    recorder.flush()
+    sender.flush()
     return status
 
 
@@ -52,7 +55,7 @@ def test_counts_on_a_single_node_and_on_redis_cluster(backend: Any, with_middlew
 
 def test_counts_async_view_through_the_async_stack(single: Any, with_middleware: Any) -> None:
     response = async_to_sync(AsyncClient().get)("/async/")
-    recorder.flush()
+    sender.flush()
     assert response.status_code == 200
     assert response.content == b"async"
     assert hits("hits") == 1
@@ -148,7 +151,7 @@ def test_requests_never_talk_to_redis_themselves(
     monkeypatch.setattr(AbstractConnection, "send_packed_command", send_packed_command)
     get("/sync/")
     async_to_sync(AsyncClient().get)("/async/")
-    recorder.flush()
+    sender.flush()
     assert threads and set(threads) == {"metrics-sender"}
 
 
@@ -188,7 +191,7 @@ def point_at(settings: Any, url: str, **extra: Any) -> None:
         "FAIL_OPEN_COOLDOWN": 30,
         **extra,
     }
-    failopen.reset_clients()
+    failopen.reset()
 
 
 def test_fails_open_when_redis_stops_and_recovers_when_it_returns(
@@ -262,7 +265,7 @@ def test_async_view_fails_open_too(with_middleware: Any, clock: Clock) -> None:
         point_at(with_middleware, f"redis://127.0.0.1:{sock.getsockname()[1]}/0")
         response = async_to_sync(AsyncClient().get)("/async/")
         assert response.status_code == 200
-        recorder.flush()
+        sender.flush()
         assert failopen.breaker.is_open
     finally:
         sock.close()
@@ -299,7 +302,7 @@ def test_counts_through_a_shared_caches_alias(
         "CONNECTION": "metrics",
         "PREFIX": f"alias{uuid.uuid4().hex[:8]}",
     }
-    client = failopen.fail_open_client()
+    client = fail_fast_connection()
     assert client.connection_pool.connection_kwargs["socket_timeout"] == 0.25
     assert client.connection_pool.connection_kwargs["port"] == redis_server.port
     assert get("/sync/") == 200
@@ -312,10 +315,10 @@ def test_a_redis_error_while_preparing_writes_opens_the_breaker(
     def needs_redis(batch: Any) -> None:
         raise redis.ConnectionError("mapping a user id failed")
 
-    writes = recorder.Writes()
+    writes = Writes()
     writes.incr("prepared")
     writes.defer(needs_redis)
-    assert recorder.submit(writes)
-    recorder.flush()
+    assert sender.submit(writes)
+    sender.flush()
     assert failopen.breaker.is_open
     assert not Counter("prepared").exists()  # the whole batch was dropped

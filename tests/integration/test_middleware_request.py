@@ -14,7 +14,8 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.test import AsyncClient, Client
 from django.urls import set_script_prefix
 
-from django_redis_metrics import Counter, UniqueBitmap, recorder
+from django_redis_metrics import Counter, UniqueBitmap
+from django_redis_metrics.sending import sender
 
 from .conftest import MIDDLEWARE, flushed, signed_in
 
@@ -81,7 +82,7 @@ def serve(path: str, script_name: str) -> int:
             pass
     finally:
         set_script_prefix("/")
-    recorder.flush()
+    sender.flush()
     return int(statuses[0].split()[0])
 
 

@@ -16,17 +16,13 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from django_redis_metrics import (
-    Counter,
-    EventSeries,
-    UniqueBitmap,
-    bitmaps,
-    connection,
-    failopen,
-    recorder,
-)
-from django_redis_metrics.batch import Batch
+from django_redis_metrics import Counter, EventSeries, UniqueBitmap
+from django_redis_metrics.bitmaps import ids as bitmap_ids
+from django_redis_metrics.core import connection
+from django_redis_metrics.core.batch import Batch
 from django_redis_metrics.middleware import view_names
+from django_redis_metrics.sending import failopen, sender
+from django_redis_metrics.sending.writes import Submission, Writes, build_batch
 from django_redis_metrics.testing import RedisServer
 
 from .conftest import flushed, signed_in
@@ -98,7 +94,7 @@ def test_a_never_answering_cluster_holds_the_sender_only_for_the_fail_open_timeo
     }
     started = time.monotonic()
     assert Client().get("/sync/").status_code == 200
-    assert recorder.flush(30)
+    assert sender.flush(30)
     assert time.monotonic() - started < 2.5
     assert failopen.breaker.is_open
 
@@ -158,7 +154,7 @@ def test_a_batch_of_one_refused_write_is_a_data_error_not_an_outage(
     single.client.set(Counter("lonely").meta_key, "not a hash")
     batch = Batch()
     Counter("lonely").incr(batch=batch)
-    assert failopen.send(batch)
+    assert failopen.prepare_and_send(lambda: batch)
     assert not failopen.breaker.is_open
 
 
@@ -174,7 +170,7 @@ def test_a_server_refusing_every_write_opens_the_breaker(
         Counter("a").incr(batch=batch)
         Counter("b").incr(batch=batch)
         with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
-            assert not failopen.send(batch)
+            assert not failopen.prepare_and_send(lambda: batch)
         assert failopen.breaker.is_open
         assert "OutOfMemoryError" in caplog.text
     finally:
@@ -189,15 +185,16 @@ def test_a_full_queue_logs_a_warning_and_counts_what_it_drops(
     fresh_state: None,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    metrics_settings: Any,
 ) -> None:
-    monkeypatch.setattr(recorder, "MAX_PENDING", 0)
-    before = recorder.sender.dropped
+    metrics_settings(SEND_QUEUE_SIZE=0)
+    before = sender.sender.dropped
     with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
         for _ in range(5):
-            writes = recorder.Writes()
+            writes = Writes()
             writes.incr("overflow")
-            assert not recorder.submit(writes)
-    assert recorder.sender.dropped - before == 5
+            assert not sender.submit(writes)
+    assert sender.sender.dropped - before == 5
     assert len(caplog.records) == 1
     assert "Metrics queue full" in caplog.text
 
@@ -244,27 +241,26 @@ def _child(url: str, prefix: str, out: Any) -> None:
     from django.conf import settings
 
     settings.DJANGO_REDIS_METRICS = {"CONNECTION": url, "PREFIX": prefix}
-    writes = recorder.Writes()
+    writes = Writes()
     writes.incr("forked")
     writes.mark("forked_users", "child-user")  # preparing a str id takes the id cache's lock
-    recorder.submit(writes)
-    recorder.flush(5)
+    sender.submit(writes)
+    sender.flush(5)
     out.put((Counter("forked").total(86400), UniqueBitmap("forked_users").count("day")))
 
 
 def test_a_child_forked_while_the_sender_holds_its_locks_does_not_deadlock(
     single: Any, settings: Any, fresh_state: None
 ) -> None:
-    writes = recorder.Writes()
+    writes = Writes()
     writes.incr("parent")
-    recorder.submit(writes)
-    recorder.flush()
+    sender.submit(writes)
+    sender.flush()
     held = [
-        recorder.sender._lock,
-        failopen._clients_lock,
+        sender.sender._lock,
         failopen.breaker._lock,
         connection._lock,
-        bitmaps.id_cache._lock,
+        bitmap_ids.id_cache._lock,
         view_names._lock,
     ]
     acquired, release = threading.Event(), threading.Event()
@@ -316,10 +312,10 @@ def test_merged_marks_straddling_a_local_midnight_in_a_half_hour_zone_are_kept(
     )  # same UTC hour, two local days
     submissions = []
     for when in (before, after):
-        writes = recorder.Writes()
+        writes = Writes()
         writes.mark("active_users", 5, when)
-        submissions.append(recorder._Submission(writes, int(when)))
-    assert failopen.send(recorder.build_batch(submissions), submissions=2)
+        submissions.append(Submission(writes, int(when)))
+    assert failopen.prepare_and_send(lambda: build_batch(submissions), submissions=2)
     active = UniqueBitmap("active_users")
     assert active.contains(5, "day", when=before)
     assert active.contains(5, "day", when=after)
@@ -329,9 +325,9 @@ def test_merged_marks_straddling_a_local_midnight_in_a_half_hour_zone_are_kept(
 
 
 def submit_hit(name: str) -> None:
-    writes = recorder.Writes()
+    writes = Writes()
     writes.incr(name)
-    assert recorder.submit(writes)
+    assert sender.submit(writes)
 
 
 def wait_for_hits(name: str, expected: int, within: float = 3.0) -> float:
@@ -344,43 +340,44 @@ def wait_for_hits(name: str, expected: int, within: float = 3.0) -> float:
 
 
 def test_writes_arriving_within_the_send_delay_share_one_round_trip(
-    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch
+    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch, metrics_settings: Any
 ) -> None:
-    monkeypatch.setattr(recorder, "SEND_DELAY", 0.5)
-    recorder.flush()
-    before = recorder.sender.round_trips
+    metrics_settings(SEND_DELAY=0.5)
+    sender.flush()
+    before = sender.sender.round_trips
     for _ in range(5):  # spread out: a sender without a delay sends each one alone
         submit_hit("merged")
         time.sleep(0.02)
     wait_for_hits("merged", 5)
-    assert recorder.sender.round_trips - before == 1
+    assert sender.sender.round_trips - before == 1
 
 
 def test_writes_reach_redis_within_the_send_delay_without_a_flush(
-    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch
+    single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch, metrics_settings: Any
 ) -> None:
-    monkeypatch.setattr(recorder, "SEND_DELAY", 0.1)
+    metrics_settings(SEND_DELAY=0.1)
     submit_hit("unflushed")
     assert wait_for_hits("unflushed", 1) < 2.0
 
 
 @pytest.fixture
-def slow_sender(single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """A sender that waits a minute before sending unless something cuts the wait short."""
-    monkeypatch.setattr(recorder, "SEND_DELAY", 60.0)
-    return monkeypatch
+def slow_sender(single: Any, fresh_state: None, metrics_settings: Any) -> Any:
+    """A sender that waits a minute before sending unless something cuts the wait short;
+    returns ``metrics_settings`` for further changes."""
+    metrics_settings(SEND_DELAY=60.0)
+    return metrics_settings
 
 
 def test_flush_sends_at_once_instead_of_waiting_for_the_send_delay(slow_sender: Any) -> None:
     submit_hit("hurried")
     started = time.monotonic()
-    assert recorder.flush()
+    assert sender.flush()
     assert time.monotonic() - started < 5.0
     assert hits("hurried") == 1
 
 
 def test_a_full_batch_is_sent_without_waiting_for_the_send_delay(slow_sender: Any) -> None:
-    slow_sender.setattr(recorder, "MAX_MERGED", 3)
+    slow_sender(SEND_BATCH_SIZE=3)
     for _ in range(3):
         submit_hit("full")
     assert wait_for_hits("full", 3) < 5.0
@@ -388,7 +385,7 @@ def test_a_full_batch_is_sent_without_waiting_for_the_send_delay(slow_sender: An
 
 def test_a_flush_that_times_out_still_sends_at_once(slow_sender: Any) -> None:
     submit_hit("impatient")
-    recorder.flush(timeout=0)
+    sender.flush(timeout=0)
     assert wait_for_hits("impatient", 1) < 5.0
 
 
@@ -403,7 +400,7 @@ def test_a_counter_refused_for_its_meta_key_writes_no_slice(
     for second in range(3):
         batch = Batch()
         counter.incr(when=1_700_000_000 + second, batch=batch)
-        assert failopen.send(batch)
+        assert failopen.prepare_and_send(lambda batch=batch: batch)
     assert not failopen.breaker.is_open
     assert backend.client.exists(counter.key(1)) == 0  # nothing stored, so nothing orphaned
 
@@ -416,7 +413,7 @@ def test_a_slice_holding_a_non_integer_refuses_that_counter_only(
     batch = Batch()
     Counter("fine", precisions=[60]).incr(when=1_700_000_000, batch=batch)
     bad.incr(when=1_700_000_000, batch=batch)
-    assert failopen.send(batch)
+    assert failopen.prepare_and_send(lambda: batch)
     assert not failopen.breaker.is_open
     assert Counter("fine", precisions=[60]).total() == 1
 
@@ -427,14 +424,12 @@ def test_declarations_of_one_name_in_one_batch_keep_their_own_configuration(
     minutes, seconds = Counter("signups", precisions=[60]), Counter("signups", precisions=[1])
     days = UniqueBitmap("buyers", periods=("day",))
     hours = UniqueBitmap("buyers", periods=("hour", "day"))
-    first, second = recorder.Writes(), recorder.Writes()
+    first, second = Writes(), Writes()
     first.incr(minutes)
     second.incr(seconds)
     first.mark(days, 7, 1_700_000_000)
     second.mark(hours, 7, 1_700_000_000)
-    batch = recorder.build_batch(
-        [recorder._Submission(first, 1_700_000_000), recorder._Submission(second, 1_700_000_000)]
-    )
+    batch = build_batch([Submission(first, 1_700_000_000), Submission(second, 1_700_000_000)])
     batch.execute()
     assert seconds.series(1) == [(1_700_000_000, 1)]
     assert minutes.series(60) == [(1_700_000_000 // 60 * 60, 1)]
@@ -445,11 +440,11 @@ def test_one_declared_counter_still_merges_with_itself(single: Any, fresh_state:
     declared = Counter("merged_declared", precisions=[60])
     submissions = []
     for _ in range(3):
-        writes = recorder.Writes()
+        writes = Writes()
         writes.incr(declared)
         writes.incr("merged_by_name")
-        submissions.append(recorder._Submission(writes, 1_700_000_000))
-    batch = recorder.build_batch(submissions)
+        submissions.append(Submission(writes, 1_700_000_000))
+    batch = build_batch(submissions)
     assert len(batch.calls) == 2
     batch.execute()
     assert declared.total() == 3

@@ -15,8 +15,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from django_redis_metrics import cleanup
 from django_redis_metrics.conf import conf
-from django_redis_metrics.connection import REDIS_ERRORS, get_redis_connection
-from django_redis_metrics.failopen import redacted
+from django_redis_metrics.core.cleaning import CleanupReport
+from django_redis_metrics.core.connection import REDIS_ERRORS, get_redis_connection, redacted
 
 #: What the initial connectivity check turns into a clear error (and a non-zero exit).
 STARTUP_ERRORS: tuple[type[Exception], ...] = (*REDIS_ERRORS, ImproperlyConfigured)
@@ -99,7 +99,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Cleaning metrics under prefix {conf.PREFIX!r} at {where}{mode}.")
         failing = [False]
 
-        def report(passes: int, reports: list[cleanup.CleanupReport]) -> None:
+        def report(passes: int, reports: list[CleanupReport]) -> None:
             if failing[0]:
                 failing[0] = False
                 self.stderr.write(f"pass {passes}: Redis at {where!r} answers again; cleaning.")

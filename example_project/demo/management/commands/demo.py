@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand
 from django.test import Client
 from django.urls import reverse
 
-from django_redis_metrics import recorder
+from django_redis_metrics import flush
 
 from ...metrics import COUNTRIES, FILES, PRODUCTS
 
@@ -80,7 +80,7 @@ class Command(BaseCommand):
             stop.set()
             if visitors_thread is not None:
                 visitors_thread.join(timeout=10)
-            recorder.flush(timeout=2)
+            flush(timeout=2)
 
 
 def simulate_visitors(

@@ -1,0 +1,109 @@
+"""The admin's unique-user pages: the list, and a bitmap's periods and cohort table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, HttpRequest
+from django.template.response import TemplateResponse
+
+from ..bitmaps import UniqueBitmap
+from ..core.connection import get_redis_connection
+from ..core.periods import Period, period_class
+from . import common
+from .common import listing_page, name_param, with_query
+
+#: How many of the newest periods the bitmap page shows, per kind of period.
+PERIODS_SHOWN = {"hour": 48, "day": 30, "week": 12, "month": 12}
+COHORT_PERIODS = 8
+
+
+def get_bitmap(name: str) -> UniqueBitmap:
+    try:
+        return UniqueBitmap.objects.get(name)
+    except LookupError as exc:
+        raise Http404(str(exc)) from exc
+
+
+def period_counts(bitmap: UniqueBitmap, now: float) -> dict[str, list[tuple[Period, int]]]:
+    """Distinct users of the newest periods of every kind the bitmap keeps: one round trip."""
+    pipe = get_redis_connection().pipeline(transaction=False)
+    shown: dict[str, list[Period]] = {}
+    for name in bitmap.periods:
+        current = period_class(name).containing(now)
+        periods = [current.shift(-i) for i in range(PERIODS_SHOWN[name] - 1, -1, -1)]
+        shown[name] = periods
+        for period in periods:
+            pipe.bitcount(bitmap.key(period))
+    replies = iter(pipe.execute() if shown else [])
+    return {name: [(p, int(next(replies))) for p in periods] for name, periods in shown.items()}
+
+
+def bitmap_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
+    """A page of bitmaps with today's, this week's and this month's uniques: two round trips."""
+    page, query, count = listing_page(request, UniqueBitmap.objects.names())
+    bitmaps = UniqueBitmap.objects.many(page.object_list)
+    now = common.current_time()
+    pipe = get_redis_connection().pipeline(transaction=False)
+    shown = []
+    for bitmap in bitmaps:
+        kinds = [p for p in ("day", "week", "month") if p in bitmap.periods]
+        for kind in kinds:
+            pipe.bitcount(bitmap.key(period_class(kind).containing(now)))
+        shown.append((bitmap, kinds))
+    replies = iter(pipe.execute() if bitmaps else [])
+    rows = [
+        {"bitmap": bitmap, "counts": {kind: int(next(replies)) for kind in kinds}}
+        for bitmap, kinds in shown
+    ]
+    context.update(
+        title="Unique users", rows=rows, page=page, query=query, count=count, noun="bitmap"
+    )
+    return TemplateResponse(request, "django_redis_metrics/admin/bitmap_list.html", context)
+
+
+def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
+    bitmap = get_bitmap(name_param(request))
+    now = common.current_time()
+    counts = period_counts(bitmap, now)
+    charts = []
+    for name, values in counts.items():
+        charts.append(
+            {
+                "period": name,
+                "id": f"uniques-{name}",
+                "rows": [(str(p), value) for p, value in reversed(values)],
+                "payload": {
+                    "name": bitmap.name,
+                    "period": name,
+                    "points": [[p.start_ts, value] for p, value in values],
+                },
+            }
+        )
+    choices = [p for p in ("day", "week", "month") if p in bitmap.periods]
+    cohort_period = request.GET.get("cohort") or next(
+        (p for p in ("week", "day", "month") if p in choices), None
+    )
+    if cohort_period is not None and cohort_period not in choices:
+        raise Http404(f"cohort must be one of {', '.join(choices)}.")
+    cohort = []
+    if cohort_period is not None:
+        first = period_class(cohort_period).containing(now).shift(-(COHORT_PERIODS - 1))
+        for i, row in enumerate(bitmap.cohort(cohort_period, first.start_ts, COHORT_PERIODS)):
+            size = row[0] if row else 0
+            cells = [(value, round(100 * value / size) if size else None) for value in row[1:]]
+            cohort.append({"period": str(first.shift(i)), "size": size, "cells": cells})
+    context.update(
+        title=f"Unique users {bitmap.name}",
+        metric_name=bitmap.name,
+        bitmap=bitmap,
+        charts=charts,
+        cohort=cohort,
+        cohort_period=cohort_period,
+        cohort_offsets=list(range(1, COHORT_PERIODS)),
+        cohort_links=[
+            (p, with_query(context["metrics_urls"]["detail"], name=bitmap.name, cohort=p))
+            for p in choices
+        ],
+    )
+    return TemplateResponse(request, "django_redis_metrics/admin/bitmap_detail.html", context)

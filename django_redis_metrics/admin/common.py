@@ -1,0 +1,81 @@
+"""What every admin page shares: the permission check, the clock, names and labels, paging.
+
+Every view of this package is reached only through the URLs of ``options.py``, which wrap it in
+``admin_site.admin_view`` (active staff, else the login page) and :func:`metrics_permission`
+(the ``view_metrics`` permission, else 403). Metric names travel in query strings (``?name=``),
+so any name works, and reach the page through autoescaped templates or ``json_script``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+from urllib.parse import urlencode
+
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+
+from ..conf import conf
+from ..core.keys import to_str, validate_name
+from ..models import PERMISSION
+
+ViewFunction = Callable[..., HttpResponse]
+
+
+def current_time() -> float:
+    """Now, in epoch seconds (one place, so that tests can hold the clock still)."""
+    return time.time()
+
+
+def metrics_permission(view: ViewFunction) -> ViewFunction:
+    """Refuse users without the ``view_metrics`` permission (superusers have it)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        user: Any = request.user
+        if not (user.is_active and user.is_staff and user.has_perm(PERMISSION)):
+            raise PermissionDenied("You may not view metrics.")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def refresh_seconds(precision: int) -> int:
+    """How often a live chart asks for new data: every few seconds, never faster than 1 s."""
+    return 2 if precision < 5 else 5
+
+
+def label(seconds: int) -> str:
+    """``60`` -> ``"1 min"``: a precision or window for people."""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"
+
+
+def name_param(request: HttpRequest) -> str:
+    name = request.GET.get("name", "")
+    try:
+        return validate_name(name)
+    except (TypeError, ValueError) as exc:
+        raise Http404(str(exc)) from exc
+
+
+def as_int(value: Any) -> int:
+    return 0 if value is None else int(to_str(value))
+
+
+def listing_page(request: HttpRequest, names: list[str]) -> tuple[Any, str, int]:
+    """(page of the names matching ``?q=``, the query, how many match), ``ADMIN_PAGE_SIZE``
+    names a page."""
+    query = request.GET.get("q", "").strip()
+    if query:
+        names = [name for name in names if query.lower() in name.lower()]
+    return Paginator(names, conf.ADMIN_PAGE_SIZE).get_page(request.GET.get("p")), query, len(names)
+
+
+def with_query(url: str, **params: Any) -> str:
+    return f"{url}?{urlencode(params)}"

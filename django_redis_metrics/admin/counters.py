@@ -1,0 +1,167 @@
+"""The admin's counter pages: the list with sparklines and totals, a live chart per counter."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import Http404, HttpRequest, JsonResponse
+from django.template.response import TemplateResponse
+
+from ..core.connection import get_redis_connection
+from ..core.timeutil import slice_starts
+from ..counter import Counter
+from . import common
+from .common import as_int, label, listing_page, name_param, refresh_seconds, with_query
+
+#: Points drawn on a counter's chart (fewer if the counter keeps fewer samples).
+CHART_POINTS = 120
+#: Points of a sparkline on the counters list.
+SPARKLINE_POINTS = 60
+#: The "latest totals" columns of the counters list: label and window in seconds.
+TOTALS: tuple[tuple[str, int], ...] = (
+    ("last minute", 60),
+    ("last hour", 3600),
+    ("last day", 86400),
+)
+
+
+def window_plan(counter: Counter, seconds: int) -> tuple[int, int] | None:
+    """The finest (precision, slices) covering the last ``seconds`` with stored samples."""
+    for precision in counter.precisions:
+        if precision <= seconds and seconds % precision == 0:
+            slices = seconds // precision
+            if slices <= counter.samples:
+                return precision, slices
+    return None
+
+
+def sparkline_precision(counter: Counter) -> int:
+    """The finest precision of at least a minute (else the coarsest one)."""
+    coarse = [p for p in counter.precisions if p >= 60]
+    return min(coarse) if coarse else max(counter.precisions)
+
+
+@dataclass
+class CounterRow:
+    counter: Counter
+    sparkline: list[int]
+    sparkline_precision: int
+    totals: list[int | None]
+
+    @property
+    def name(self) -> str:
+        return self.counter.name
+
+    @property
+    def points(self) -> str:
+        """SVG polyline points (numbers only) of the sparkline, in a 120 x 24 box."""
+        values = self.sparkline
+        top = max(values) or 1
+        step = 120 / max(len(values) - 1, 1)
+        return " ".join(f"{i * step:.1f},{22 - 20 * v / top:.1f}" for i, v in enumerate(values))
+
+    @property
+    def precision_labels(self) -> str:
+        return ", ".join(label(p) for p in self.counter.precisions)
+
+
+def counter_rows(counters: Sequence[Counter], now: float) -> list[CounterRow]:
+    """Sparkline and totals of many counters, fetched in one pipelined round trip."""
+    pipe = get_redis_connection().pipeline(transaction=False)
+    plans = []
+    for counter in counters:
+        spark = sparkline_precision(counter)
+        pipe.hmget(
+            counter.key(spark), slice_starts(spark, min(SPARKLINE_POINTS, counter.samples), now)
+        )
+        windows = [window_plan(counter, seconds) for _, seconds in TOTALS]
+        for plan in windows:
+            if plan is not None:
+                pipe.hmget(counter.key(plan[0]), slice_starts(plan[0], plan[1], now))
+        plans.append((counter, spark, windows))
+    replies = iter(pipe.execute() if plans else [])
+    rows = []
+    for counter, spark, windows in plans:
+        sparkline = [as_int(value) for value in next(replies)]
+        totals: list[int | None] = []
+        for plan in windows:
+            totals.append(None if plan is None else sum(as_int(v) for v in next(replies)))
+        rows.append(CounterRow(counter, sparkline, spark, totals))
+    return rows
+
+
+def counter_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
+    page, query, count = listing_page(request, Counter.objects.names())
+    counters = Counter.objects.many(page.object_list)
+    now = common.current_time()
+    context.update(
+        title="Counters",
+        rows=counter_rows(counters, now),
+        totals_labels=[text for text, _ in TOTALS],
+        page=page,
+        query=query,
+        count=count,
+        noun="counter",
+    )
+    return TemplateResponse(request, "django_redis_metrics/admin/counter_list.html", context)
+
+
+def get_counter(name: str) -> Counter:
+    try:
+        return Counter.objects.get(name)
+    except LookupError as exc:
+        raise Http404(str(exc)) from exc
+
+
+def chosen_precision(request: HttpRequest, counter: Counter) -> int:
+    raw = request.GET.get("precision")
+    if raw is None:
+        return sparkline_precision(counter)
+    try:
+        precision = int(raw)
+    except ValueError as exc:
+        raise Http404("precision must be a number of seconds.") from exc
+    if precision not in counter.precisions:
+        raise Http404(f"Counter {counter.name!r} has no precision {precision}.")
+    return precision
+
+
+def counter_payload(counter: Counter, precision: int) -> dict[str, Any]:
+    """The zero-filled, epoch-aligned newest slices of one precision, for the chart."""
+    now = common.current_time()
+    points = counter.recent(precision, min(CHART_POINTS, counter.samples), until=now)
+    return {
+        "name": counter.name,
+        "precision": precision,
+        "refresh": refresh_seconds(precision),
+        "points": [[start, value] for start, value in points],
+        "total": sum(value for _, value in points),
+        "generated": now,
+    }
+
+
+def counter_chart(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
+    counter = get_counter(name_param(request))
+    precision = chosen_precision(request, counter)
+    urls = context["metrics_urls"]
+    context.update(
+        data_url=with_query(urls["data"], name=counter.name, precision=precision),
+        precision_links=[
+            (p, label(p), with_query(urls["chart"], name=counter.name, precision=p))
+            for p in counter.precisions
+        ],
+        title=f"Counter {counter.name}",
+        metric_name=counter.name,
+        counter=counter,
+        precision=precision,
+        precision_label=label(precision),
+        payload=counter_payload(counter, precision),
+    )
+    return TemplateResponse(request, "django_redis_metrics/admin/counter_chart.html", context)
+
+
+def counter_data(request: HttpRequest) -> JsonResponse:
+    counter = get_counter(name_param(request))
+    return JsonResponse(counter_payload(counter, chosen_precision(request, counter)))

@@ -1,0 +1,127 @@
+"""The "Metrics" section of the admin: pages over Redis, no database table.
+
+As django-rq does, unmanaged models give the section its entries; each ``ModelAdmin`` hands its
+changelist to a metrics page and adds the other pages and JSON endpoints in ``get_urls()``,
+all wrapped in ``admin_site.admin_view`` and the ``view_metrics`` permission check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, path, reverse
+
+from ..models import PERMISSION, CounterMetric, EventSeriesMetric, UniqueBitmapMetric
+from . import bitmaps, counters, events
+from .common import metrics_permission
+
+Page = Callable[[HttpRequest, dict[str, Any]], HttpResponse]
+
+
+class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Read-only pages; visible to active staff holding ``view_metrics``."""
+
+    #: Extra pages (``(route, page, name suffix)``), rendered inside the admin layout.
+    pages: tuple[tuple[str, Page, str], ...] = ()
+    #: JSON endpoints (``(route, view, name suffix)``).
+    endpoints: tuple[tuple[str, Callable[[HttpRequest], HttpResponse], str], ...] = ()
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        """The page shown as this entry's changelist."""
+        raise NotImplementedError
+
+    def _allowed(self, request: HttpRequest) -> bool:
+        user: Any = request.user
+        return bool(user.is_active and user.is_staff and user.has_perm(PERMISSION))
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self._allowed(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._allowed(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def url_name(self, suffix: str) -> str:
+        meta = self.model._meta
+        return f"{meta.app_label}_{meta.model_name}_{suffix}"
+
+    def reverse(self, suffix: str) -> str:
+        return reverse(f"{self.admin_site.name}:{self.url_name(suffix)}")
+
+    def context(self, request: HttpRequest) -> dict[str, Any]:
+        suffixes = [s for _, _, s in self.pages] + [s for _, _, s in self.endpoints]
+        return {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "app_label": self.model._meta.app_label,
+            "has_view_permission": True,
+            "metrics_urls": {
+                "index": self.reverse("changelist"),
+                **{suffix: self.reverse(suffix) for suffix in suffixes},
+            },
+        }
+
+    def _page(self, page: Page) -> Callable[..., HttpResponse]:
+        @metrics_permission
+        def view(request: HttpRequest) -> HttpResponse:
+            return page(request, self.context(request))
+
+        return self.admin_site.admin_view(view)
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        return self._page(self.index_page)(request)
+
+    def get_urls(self) -> list[URLPattern]:
+        """This section's own pages and endpoints, and its changelist: none of Django's object
+        URLs (``add/``, ``<id>/change/``, ...), which would query the absent table."""
+        urls = [
+            path(route, self._page(page), name=self.url_name(suffix))
+            for route, page, suffix in self.pages
+        ]
+        urls += [
+            path(
+                route,
+                self.admin_site.admin_view(metrics_permission(view)),
+                name=self.url_name(suffix),
+            )
+            for route, view, suffix in self.endpoints
+        ]
+        urls.append(path("", self._page(self.index_page), name=self.url_name("changelist")))
+        return urls
+
+
+@admin.register(CounterMetric)
+class CounterAdmin(MetricsAdmin):
+    pages = (("chart/", counters.counter_chart, "chart"),)
+    endpoints = (("data/", counters.counter_data, "data"),)
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return counters.counter_list(request, context)
+
+
+@admin.register(EventSeriesMetric)
+class EventSeriesAdmin(MetricsAdmin):
+    pages = (("detail/", events.event_series_detail, "detail"),)
+    endpoints = (("data/", events.event_series_data, "data"),)
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return events.event_series_list(request, context)
+
+
+@admin.register(UniqueBitmapMetric)
+class UniqueBitmapAdmin(MetricsAdmin):
+    pages = (("detail/", bitmaps.bitmap_detail, "detail"),)
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return bitmaps.bitmap_list(request, context)

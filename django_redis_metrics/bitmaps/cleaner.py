@@ -1,0 +1,105 @@
+"""The bitmap cleaner: periods older than ``BITMAP_RETENTION`` dropped, empty bitmaps unlisted."""
+
+from __future__ import annotations
+
+from ..conf import conf
+from ..core import catalogue
+from ..core.cleaning import CleanupReport
+from ..core.connection import RedisClient, get_redis_connection
+from ..core.keys import catalogue_key, metric_key, to_str
+from ..core.periods import PERIOD_NAMES, period_class
+from ..core.scripts import script as core_script
+from ..core.timeutil import When, to_timestamp
+from ..core.validation import integer
+from .model import UniqueBitmap, generation_ttl_ms
+from .query import KIND, script
+
+
+def validate_retention(value: object) -> dict[str, int]:
+    """``BITMAP_RETENTION``: period name -> positive number of periods kept."""
+    if not isinstance(value, dict):
+        raise TypeError(f"must be a dict of period name -> periods kept, not {value!r}.")
+    for name, keep in value.items():
+        period_class(name)
+        integer(keep, f"the number of {name} periods kept", minimum=1)
+    return {str(k): int(v) for k, v in value.items()}
+
+
+def retention_cutoff(period_name: str, keep: int, now: float) -> float:
+    """The start of the oldest period kept: ``keep`` periods counting the current one.
+
+    Never after the current period's start, whatever ``keep`` says: the running period is kept.
+    """
+    current = period_class(period_name).containing(now)
+    return current.shift(-(max(keep, 1) - 1)).start_ts
+
+
+def clean_bitmaps(
+    client: RedisClient | None = None,
+    *,
+    now: When = None,
+    passes: int = 0,
+    dry_run: bool = False,
+    batch_size: int = 500,
+) -> CleanupReport:
+    """One pass over every listed bitmap: drop the periods older than ``BITMAP_RETENTION``.
+
+    Old periods are found in each bitmap's per-period index (a sorted set scored by period
+    start), never with KEYS, and dropped in batches of ``batch_size``; a bitmap left with no
+    period at all is removed from the catalogue. Cheap enough to run on every pass.
+    """
+    try:
+        retention = validate_retention(conf.BITMAP_RETENTION)
+    except (TypeError, ValueError) as exc:
+        # The system check reports this too, but call_command/clean_all/run_loop skip checks.
+        raise type(exc)(f"BITMAP_RETENTION: {exc}") from exc
+    client = client or get_redis_connection()
+    timestamp = to_timestamp(now, "now")
+    cutoffs = {p: retention_cutoff(p, retention[p], timestamp) for p in PERIOD_NAMES}
+    report = CleanupReport(KIND, dry_run=dry_run)
+    for name in catalogue.names(client, KIND):
+        report.metrics_checked += 1
+        bitmap = UniqueBitmap(name, periods=PERIOD_NAMES)
+        for period_name, cutoff in cutoffs.items():
+            removed = _drop_before(client, bitmap, period_name, cutoff, dry_run, batch_size)
+            report.items_removed += removed
+            if removed:
+                report.details.append(f"bitmap {name!r}: {removed} {period_name} periods")
+        if not dry_run and _retire(client, bitmap):
+            report.metrics_removed.append(name)
+            report.details.append(f"bitmap {name!r}: empty, removed from the catalogue")
+    return report
+
+
+def _drop_before(
+    client: RedisClient,
+    bitmap: UniqueBitmap,
+    period_name: str,
+    cutoff: float,
+    dry_run: bool,
+    batch_size: int,
+) -> int:
+    index = bitmap.index_key(period_name)
+    if dry_run:
+        return int(client.zcount(index, "-inf", f"({cutoff}"))
+    removed = 0
+    while True:
+        found = client.zrangebyscore(index, "-inf", f"({cutoff}", start=0, num=batch_size)
+        members = [to_str(m) for m in found]  # type: ignore[arg-type]
+        if not members:
+            return removed
+        keys = [metric_key(KIND, bitmap.name, period_name, m) for m in members]
+        script("bitmap_drop")(
+            client, [index, bitmap.gen_key, *keys], [generation_ttl_ms(), *members]
+        )
+        removed += len(members)
+
+
+def _retire(client: RedisClient, bitmap: UniqueBitmap) -> bool:
+    inline = catalogue.inline_catalogue(client)
+    keys = [bitmap.meta_key, *(bitmap.index_key(p) for p in PERIOD_NAMES)]
+    if inline:
+        keys.append(catalogue_key(KIND))
+    if int(core_script("metric_retire")(client, keys, [bitmap.name, int(inline)])) != 1:
+        return False
+    return inline or catalogue.unregister(client, KIND, bitmap.name, bitmap.meta_key)

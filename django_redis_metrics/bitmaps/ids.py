@@ -1,0 +1,192 @@
+"""User ids as bit offsets: an int id is its own offset; str and UUID ids are mapped to
+offsets 0, 1, 2... by an atomic script, shared by every bitmap of a PREFIX and cached per process.
+
+Integer and mapped ids would collide (mapped offsets start at 0), so a PREFIX holds one kind,
+recorded by the first mark and checked by every later one.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from ..conf import conf
+from ..core.connection import RedisClient, is_cluster
+from ..core.keys import metric_key, to_str
+from ..core.scripts import ScriptLibrary
+
+script = ScriptLibrary(__name__.rpartition(".")[0])
+
+#: Kind and name of the id mapping's keys: one mapping per PREFIX, shared by every bitmap.
+ID_KIND = "bitmapid"
+ID_NAME = "ids"
+#: Bit offsets are 32-bit: a bitmap addressing offset 2**32 - 1 takes 512 MB.
+MAX_OFFSET = 2**32 - 1
+MAX_ID_LENGTH = 512
+#: Assigned ids kept in process (assignments never change), per connection and prefix.
+ID_CACHE_SIZE = 100_000
+
+
+class _IdCache:
+    """Offsets assigned to non-integer ids, bounded, shared by the threads of a process."""
+
+    def __init__(self, size: int = ID_CACHE_SIZE) -> None:
+        self.size = size
+        self._data: OrderedDict[tuple[str, str, str], int] = OrderedDict()
+        self._int_scopes: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _scope(client: RedisClient) -> tuple[str, str]:
+        return server_identity(client), conf.PREFIX
+
+    def get(self, client: RedisClient, user_id: str) -> int | None:
+        with self._lock:
+            return self._data.get((*self._scope(client), user_id))
+
+    def put(self, client: RedisClient, user_id: str, offset: int) -> None:
+        with self._lock:
+            self._data[(*self._scope(client), user_id)] = offset
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+
+    def holds_ints(self, client: RedisClient) -> bool:
+        """Whether this server's PREFIX is known to hold integer ids (checked on the cluster)."""
+        with self._lock:
+            return self._scope(client) in self._int_scopes
+
+    def set_holds_ints(self, client: RedisClient) -> None:
+        with self._lock:
+            self._int_scopes.add(self._scope(client))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self._int_scopes.clear()
+
+
+def server_identity(client: RedisClient) -> str:
+    """The server a client talks to (host, port, db or socket; a cluster's seed nodes), not the
+    setting that named it: a ``CACHES`` alias whose ``LOCATION`` changes is another server."""
+    if is_cluster(client):
+        nodes = client.nodes_manager.startup_nodes  # type: ignore[union-attr]
+        return "cluster:" + ",".join(sorted(nodes))
+    kwargs = client.connection_pool.connection_kwargs  # type: ignore[union-attr]
+    where = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+    return f"{where}/{kwargs.get('db', 0)}"
+
+
+id_cache = _IdCache()
+
+
+def normalize_id(user_id: object) -> int | str:
+    """An int bit offset, or the string to map for a UUID/str id; clear errors otherwise."""
+    if isinstance(user_id, bool):
+        raise TypeError(f"A user id must be an int, str or UUID, not a bool ({user_id!r}).")
+    if isinstance(user_id, int):
+        if not 0 <= user_id <= MAX_OFFSET:
+            raise ValueError(
+                f"An integer user id is a bit offset and must be in [0, 2**32), not {user_id}. "
+                "Pass larger or negative ids as str to have them mapped."
+            )
+        return user_id
+    if isinstance(user_id, uuid.UUID):
+        return str(user_id)
+    if isinstance(user_id, str):
+        if not user_id or len(user_id) > MAX_ID_LENGTH:
+            raise ValueError(
+                f"A str user id must have 1 to {MAX_ID_LENGTH} characters, not {len(user_id)}."
+            )
+        return user_id
+    raise TypeError(
+        f"A user id must be an int, str or UUID, not {type(user_id).__name__}: {user_id!r}."
+    )
+
+
+def id_map_keys() -> list[str]:
+    """The shared mapping hash (id -> offset) and its sequence."""
+    return [metric_key(ID_KIND, ID_NAME, "map"), metric_key(ID_KIND, ID_NAME, "seq")]
+
+
+def id_kind_key() -> str:
+    """The kind of user ids the PREFIX holds: "int" or "mapped", set by the first mark."""
+    return metric_key(ID_KIND, ID_NAME, "kind")
+
+
+def id_kind(value: int | str) -> str:
+    return "int" if isinstance(value, int) else "mapped"
+
+
+def mixed_ids_error(stored: bytes | str, attempted: str) -> ValueError:
+    """Integer ids and mapped ids (offsets 0, 1, ...) would collide: one kind per PREFIX."""
+    names = {"int": "integer user ids (bit offsets)", "mapped": "str/UUID user ids (mapped)"}
+    held = to_str(stored)
+    return ValueError(
+        f"PREFIX {conf.PREFIX!r} holds {names.get(held, held)}; marking {names[attempted]} "
+        "would make users collide (mapped offsets start at 0). Use one kind of user id per "
+        "PREFIX: pass integer ids as str to have them mapped, or use another PREFIX."
+    )
+
+
+def check_int_kind(client: RedisClient) -> None:
+    """Redis Cluster: record (or check) that the PREFIX holds integer ids, once per process.
+
+    The kind key lives in the mapping's slot, out of reach of the mark script.
+    """
+    if id_cache.holds_ints(client):
+        return
+    pipe = client.pipeline(transaction=False)
+    pipe.setnx(id_kind_key(), "int")
+    pipe.get(id_kind_key())
+    stored = pipe.execute()[1]
+    if to_str(stored) != "int":
+        raise mixed_ids_error(stored, "int")
+    id_cache.set_holds_ints(client)
+
+
+def resolve_ids(client: RedisClient, ids: Sequence[str], *, assign: bool) -> list[int | None]:
+    """Offsets of mapped ids (from the cache, else one script call); ``None`` if unknown."""
+    offsets: list[int | None] = [id_cache.get(client, i) for i in ids]
+    missing = [i for i, offset in zip(ids, offsets, strict=True) if offset is None]
+    if missing:
+        answer = script("bitmap_ids")(
+            client, [*id_map_keys(), id_kind_key()], ["1" if assign else "0", *missing]
+        )
+        if answer and int(answer[0]) == -2:
+            raise mixed_ids_error(answer[1], "mapped")
+        found = dict(zip(missing, (int(v) for v in answer), strict=True))
+        for user_id, offset in found.items():
+            if offset >= 0:
+                id_cache.put(client, user_id, offset)
+        offsets = [
+            o if o is not None else (found[i] if found[i] >= 0 else None)
+            for i, o in zip(ids, offsets, strict=True)
+        ]
+    return offsets
+
+
+def read_bits(client: RedisClient, user_id: object, groups: list[list[str]]) -> list[bool] | None:
+    """``user_id``'s bit in each group of keys (the OR within a group): one pipelined round trip
+    on a single node (one per node on a cluster), no BITOP. ``None`` when the user cannot have
+    been marked: an unmapped str/UUID id, or an int id where the PREFIX holds mapped ids."""
+    value = normalize_id(user_id)
+    if isinstance(value, int):
+        offset = value
+    else:
+        found = resolve_ids(client, [value], assign=False)[0]
+        if found is None:
+            return None
+        offset = found
+    pipe = client.pipeline(transaction=False)
+    for group in groups:
+        for key in group:
+            pipe.getbit(key, offset)
+    if isinstance(value, int):
+        pipe.get(id_kind_key())
+    replies = iter(pipe.execute())
+    bits = [any([bool(next(replies)) for _ in group]) for group in groups]
+    if isinstance(value, int) and to_str(next(replies) or b"") == "mapped":
+        return None
+    return bits

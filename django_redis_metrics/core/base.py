@@ -1,0 +1,44 @@
+"""What every kind of metric shares: a name, a kind, equality by name, and catalogue upkeep."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from . import catalogue
+from .connection import RedisClient
+from .keys import metric_key
+
+
+class Metric:
+    """A named metric of one ``KIND``; two instances with the same name are the same metric.
+
+    Subclasses set ``KIND`` (the key segment and catalogue of the kind), ``LABEL`` (how
+    messages name it) and ``name``, and describe their configuration in ``_describe``.
+    """
+
+    KIND: ClassVar[str]
+    LABEL: ClassVar[str]
+    name: str
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} {self._describe()}>"
+
+    def _describe(self) -> str:
+        return ""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Metric) and other.KIND == self.KIND and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((self.KIND, self.name))
+
+    @property
+    def meta_key(self) -> str:
+        """The hash of this metric's stored configuration; also its catalogue marker."""
+        return metric_key(self.KIND, self.name, "meta")
+
+    def _listed(self, client: RedisClient, unlisted: Any) -> None:
+        """After a write whose script reported the metric ``unlisted``: on Redis Cluster, where
+        the catalogue lives in another slot, list it now (single node: the script did)."""
+        if int(unlisted) and not catalogue.inline_catalogue(client):
+            catalogue.confirm_listed(client, self.KIND, self.name, self.meta_key)

@@ -1,0 +1,210 @@
+"""Run model writes (Lua script calls) one at a time or many in a single pipelined round trip.
+
+Every write a model makes is a :class:`ScriptCall`. ``run_calls`` sends one call as one EVALSHA, or
+many as one non-transactional pipeline; scripts the server has not cached yet (NOSCRIPT) are
+loaded and only those calls re-sent, which is safe because a NOSCRIPT call never ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+from redis.exceptions import NoScriptError, ResponseError
+
+from .connection import RedisClient, get_redis_connection
+from .scripts import REFUSED, KeyOrArg, LuaScript, error_code
+
+AfterCallback = Callable[[RedisClient, Any], Any]
+
+
+@dataclass
+class ScriptCall:
+    """One atomic script call, and what to do with its reply (e.g. a cluster follow-up)."""
+
+    script: LuaScript
+    keys: Sequence[KeyOrArg]
+    args: Sequence[KeyOrArg]
+    after: AfterCallback | None = None
+
+
+def run_calls(
+    client: RedisClient,
+    calls: Sequence[ScriptCall],
+    errors: list[tuple[ScriptCall, Exception]] | None = None,
+) -> list[Any]:
+    """Run ``calls`` (one round trip however many), then their ``after`` callbacks.
+
+    Every callback runs even when an earlier one raises, and every call runs even when Redis
+    refuses another (see :func:`refuses_only_this_write`); the result of a failed call is
+    ``None``. The errors are appended to ``errors`` when it is given; otherwise the first one is
+    raised once all callbacks ran. Any other error reply is raised at once.
+    """
+    if len(calls) == 1:
+        call = calls[0]
+        try:
+            replies = [call.script(client, call.keys, call.args)]
+        except ResponseError as exc:
+            if not refuses_only_this_write(exc):
+                raise
+            replies = [exc]
+    else:
+        replies = _pipelined(client, calls)
+    results: list[Any] = []
+    failed: list[tuple[ScriptCall, Exception]] = [] if errors is None else errors
+    for call, reply in zip(calls, replies, strict=True):
+        if isinstance(reply, ResponseError):
+            failed.append((call, reply))
+            results.append(None)
+            continue
+        if call.after is None:
+            results.append(reply)
+            continue
+        try:
+            results.append(call.after(client, reply))
+        except Exception as exc:
+            failed.append((call, exc))
+            results.append(None)
+    if errors is None and failed:
+        raise failed[0][1]
+    return results
+
+
+#: Error codes of replies that concern one call only: a key holding another type (Redis's own
+#: code) and our write scripts' refusals.
+ONE_CALL_CODES = frozenset({"WRONGTYPE", REFUSED})
+#: How Redis words a runtime error inside a script (its code is the generic ERR, which
+#: redis-py strips): a bug or a foreign key in that one call, not an outage.
+SCRIPT_ERROR_PREFIX = "user_script:"
+
+
+def refuses_only_this_write(error: BaseException) -> bool:
+    """Whether an error reply refuses this one call only, not every write: a server that is
+    read-only, out of memory, loading, busy or misconfigured (``MISCONF``) fails every call."""
+    if type(error) is not ResponseError:
+        return False
+    return error_code(error) in ONE_CALL_CODES or str(error).startswith(SCRIPT_ERROR_PREFIX)
+
+
+def _pipelined(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
+    pending = list(range(len(calls)))
+    replies: list[Any] = [None] * len(calls)
+    for attempt in range(2):
+        if isinstance(client, redis.Redis) and client.connection is None:
+            answers = _send_direct(client, [calls[index] for index in pending])
+        else:
+            pipe = client.pipeline(transaction=False)
+            for index in pending:
+                calls[index].script.queue(pipe, calls[index].keys, calls[index].args)
+            answers = pipe.execute(raise_on_error=False)
+        missing = []
+        for index, answer in zip(pending, answers, strict=True):
+            if isinstance(answer, NoScriptError) and attempt == 0:
+                missing.append(index)
+            elif isinstance(answer, Exception) and not refuses_only_this_write(answer):
+                raise answer
+            else:
+                replies[index] = answer
+        if not missing:
+            break
+        for script in {calls[index].script.sha: calls[index].script for index in missing}.values():
+            script.ensure_loaded(client)
+        pending = missing
+    return replies
+
+
+def read_with_scripts(
+    client: RedisClient, fill: Callable[[Any], None], scripts: Sequence[LuaScript]
+) -> list[Any]:
+    """Run the read-only pipeline that ``fill(pipe)`` queues; if the server lacks one of
+    ``scripts`` (NOSCRIPT), load them and run it once more. Replies that are errors come back
+    as exceptions in the list."""
+    for attempt in range(2):
+        pipe = client.pipeline(transaction=False)
+        fill(pipe)
+        replies: list[Any] = pipe.execute(raise_on_error=False)
+        if attempt or not any(isinstance(reply, NoScriptError) for reply in replies):
+            break
+        for script in scripts:
+            script.ensure_loaded(client)
+    return replies
+
+
+def _send_direct(client: redis.Redis, calls: Sequence[ScriptCall]) -> list[Any]:
+    """What ``pipeline(transaction=False).execute(raise_on_error=False)`` does on one server,
+    retries included, without its per-command bookkeeping (this is the sender thread's hot
+    path): one packed write, every reply read (error replies as exceptions) so the pooled
+    socket stays in step."""
+    commands = [
+        ("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args) for call in calls
+    ]
+    pool = client.connection_pool
+    connection: Any = pool.get_connection()  # redis-py leaves these methods untyped
+
+    def attempt() -> list[Any]:
+        connection.send_packed_command(connection.pack_commands(commands))
+        answers: list[Any] = []
+        for _command in commands:
+            try:
+                answers.append(connection.read_response())
+            except ResponseError as exc:
+                answers.append(exc)
+        return answers
+
+    try:
+        answers: list[Any] = connection.retry.call_with_retry(
+            attempt, lambda _error: connection.disconnect()
+        )
+        return answers
+    except BaseException:
+        connection.disconnect()  # replies may be left unread: never reuse this socket as is
+        raise
+    finally:
+        pool.release(connection)
+
+
+@dataclass
+class Batch:
+    """Collects writes from any metrics and sends them together in one round trip.
+
+    Each write stays atomic on its own; the batch as a whole is not a transaction (its writes
+    may live on different cluster nodes), so one failing write does not undo the others.
+
+    >>> with Batch() as batch:
+    ...     hits.incr(batch=batch)
+    ...     active.mark(42, batch=batch)
+    """
+
+    client: RedisClient | None = None
+    calls: list[ScriptCall] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)
+    #: Set once the round trip succeeded: the writes are stored (bar those refused, whose
+    #: ``after`` callbacks raised: they are in ``errors``).
+    sent: bool = False
+    errors: list[tuple[ScriptCall, Exception]] = field(default_factory=list)
+
+    def add(self, call: ScriptCall) -> None:
+        self.calls.append(call)
+
+    def execute(self) -> list[Any]:
+        """Send the queued writes in one round trip and run every ``after`` callback; the first
+        callback error (if any) is raised once all of them ran, the others are in ``errors``."""
+        if not self.calls:
+            return []
+        client = self.client or get_redis_connection()
+        calls, self.calls = self.calls, []
+        self.errors = []
+        self.results = run_calls(client, calls, self.errors)
+        self.sent = True
+        if self.errors:
+            raise self.errors[0][1]
+        return self.results
+
+    def __enter__(self) -> Batch:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.execute()

@@ -1,0 +1,119 @@
+"""Catalogues: one sorted set per kind of metric listing every metric that holds data.
+
+On a single node the models write the catalogue inside their own Lua scripts. On Redis Cluster
+the catalogue lives in another slot, so it is written by separate commands, and only while a
+metric's script reports that its meta hash lacks the ``listed`` flag: one extra round trip per
+metric's lifetime, and a writer that dies before listing leaves the next write to list it.
+Removal follows a remove-then-recheck protocol so that a racing writer never ends up unlisted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
+
+from .connection import RedisClient, get_redis_connection, is_cluster
+from .keys import catalogue_key, metric_key, to_str, validate_name
+from .scripts import script
+
+PAGE = 500
+#: Field of a metric's meta hash set once the metric is known to be in the catalogue.
+LISTED = "listed"
+
+
+def register(client: RedisClient, kind: str, name: str) -> None:
+    client.zadd(catalogue_key(kind), {name: 0})
+
+
+def confirm_listed(client: RedisClient, kind: str, name: str, meta_key: str) -> None:
+    """List ``name``, then flag its meta hash (if still there) so its writes stop asking."""
+    register(client, kind, name)
+    script("catalogue_confirm")(client, [meta_key])
+
+
+def unregister(client: RedisClient, kind: str, name: str, marker_key: str) -> bool:
+    """Remove ``name``, then re-add it if ``marker_key`` (written by every write) exists again.
+
+    A writer writes the marker before it registers, so whichever order the two interleave in,
+    a metric that holds data stays listed. Returns True if the name stayed removed.
+    """
+    client.zrem(catalogue_key(kind), name)
+    if client.exists(marker_key):
+        register(client, kind, name)
+        return False
+    return True
+
+
+def names(client: RedisClient, kind: str, page: int = PAGE) -> Iterator[str]:
+    """Every name in the catalogue, in name order, fetched in pages (safe while it changes)."""
+    key = catalogue_key(kind)
+    start = "-"
+    while True:
+        chunk = client.zrangebylex(key, start, "+", start=0, num=page)
+        for raw in chunk:
+            yield to_str(raw)
+        if len(chunk) < page:
+            return
+        start = "(" + to_str(chunk[-1])
+
+
+def inline_catalogue(client: RedisClient) -> bool:
+    """Whether scripts may write the catalogue themselves (all keys on one server)."""
+    return not is_cluster(client)
+
+
+class CataloguedMetric(Protocol):
+    """What a model gives :class:`MetricManager`: its kind, a label, and a way to rebuild an
+    instance from its stored meta hash (``LookupError`` when the hash holds no configuration)."""
+
+    KIND: ClassVar[str]
+    LABEL: ClassVar[str]
+
+    def __init__(self, name: str) -> None: ...
+
+    @classmethod
+    def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> Self: ...
+
+
+M = TypeVar("M", bound=CataloguedMetric)
+
+
+class MetricManager(Generic[M]):
+    """``Model.objects``: the metrics of one kind that the catalogue lists."""
+
+    model: type[M]
+
+    def __set_name__(self, owner: type[M], name: str) -> None:
+        self.model = owner
+
+    def names(self) -> list[str]:
+        return list(names(get_redis_connection(), self.model.KIND))
+
+    def all(self) -> list[M]:
+        """Every listed metric, configured as its writers last stored it (one round trip)."""
+        return self.many(self.names())
+
+    def many(self, names: Sequence[str]) -> list[M]:
+        """The metrics ``names``, configured as their writers last stored them (one round
+        trip); a name without stored configuration gets the defaults."""
+        if not names:
+            return []
+        pipe = get_redis_connection().pipeline(transaction=False)
+        for name in names:
+            pipe.hgetall(metric_key(self.model.KIND, name, "meta"))
+        return [self._build(name, meta) for name, meta in zip(names, pipe.execute(), strict=True)]
+
+    def get(self, name: str) -> M:
+        """The metric ``name`` as stored; ``LookupError`` if nothing was ever written to it."""
+        validate_name(name, f"{self.model.LABEL} name")
+        meta = get_redis_connection().hgetall(metric_key(self.model.KIND, name, "meta"))
+        try:
+            return self.model.from_meta(name, meta)
+        except LookupError:
+            raise LookupError(f"No {self.model.LABEL} named {name!r} holds data.") from None
+
+    def _build(self, name: str, meta: Mapping[Any, Any]) -> M:
+        try:
+            return self.model.from_meta(name, meta)
+        except LookupError:  # listed, but retired or never configured meanwhile: defaults
+            return self.model(name)

@@ -1,0 +1,99 @@
+"""What every cleaner shares: the report of a pass, the cadence, and stray temporary keys."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .connection import RedisClient, get_redis_connection
+from .keys import pattern, to_str
+from .timeutil import When
+
+#: The report name of the stray temporary keys' cleaner.
+TEMP_KIND = "temporary"
+#: Keys or fields fetched per SCAN/HSCAN step and deleted per command, by default.
+BATCH_SIZE = 500
+
+
+@dataclass
+class CleanupReport:
+    """What one pass over one kind of metric removed (or, in a dry run, would remove)."""
+
+    kind: str
+    dry_run: bool = False
+    metrics_checked: int = 0
+    items_removed: int = 0
+    metrics_removed: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    #: Overrides the standard summary, for cleaners that are not about metrics.
+    note: str | None = None
+
+    def summary(self) -> str:
+        if self.note is not None:
+            return f"{self.kind}: {self.note}"
+        verb = "would remove" if self.dry_run else "removed"
+        return (
+            f"{self.kind}: checked {self.metrics_checked}, {verb} {self.items_removed} old "
+            f"entries and {len(self.metrics_removed)} empty metrics"
+        )
+
+
+Cleaner = Callable[..., CleanupReport]
+
+
+def due(precision: int, passes: int) -> bool:
+    """Whether a precision is cleaned on pass ``passes``: every pass for precisions up to a
+    minute, every ``precision // 60`` passes for coarser ones (Redis in Action's cadence)."""
+    return passes % max(precision // 60, 1) == 0
+
+
+#: Grace period given to a stray temporary key before Redis drops it, in seconds.
+STRAY_TEMP_TTL = 60
+#: Temporary keys are looked for on every this-many-th pass (a SCAN of the whole keyspace).
+TEMP_EVERY_PASSES = 60
+
+
+def clean_temporary(
+    client: RedisClient | None = None,
+    *,
+    now: When = None,
+    passes: int = 0,
+    dry_run: bool = False,
+    batch_size: int = BATCH_SIZE,
+) -> CleanupReport:
+    """Give stray temporary keys (a crash left them without a TTL) a short TTL.
+
+    Temporary keys are ``<prefix>:<kind>:{<name>}:tmp:<token>``; names contain no braces, so
+    the pattern cannot match a metric's own keys. Found with SCAN in batches, never KEYS; only
+    every ``TEMP_EVERY_PASSES`` passes. Keys get ``STRAY_TEMP_TTL`` seconds rather than being
+    deleted, so an operation still using one can finish.
+    """
+    client = client or get_redis_connection()
+    report = CleanupReport(TEMP_KIND, dry_run=dry_run)
+    if passes % TEMP_EVERY_PASSES:
+        report.note = f"not due (looked for every {TEMP_EVERY_PASSES} passes)"
+        return report
+    match = pattern().removesuffix("*") + "*}:tmp:*"
+    keys = list(client.scan_iter(match=match, count=batch_size))
+    report.metrics_checked = len(keys)
+    for index in range(0, len(keys), batch_size):
+        chunk = keys[index : index + batch_size]
+        pipe = client.pipeline(transaction=False)
+        for key in chunk:
+            pipe.ttl(key)
+        stray = [key for key, ttl in zip(chunk, pipe.execute(), strict=True) if int(ttl) == -1]
+        if stray and not dry_run:
+            pipe = client.pipeline(transaction=False)
+            for key in stray:
+                pipe.expire(key, STRAY_TEMP_TTL)
+            pipe.execute()
+        report.items_removed += len(stray)
+        report.details += [
+            f"temporary key {to_str(key)!r}: no TTL, expires in {STRAY_TEMP_TTL} s" for key in stray
+        ]
+    verb = "would expire" if dry_run else "expired"
+    report.note = (
+        f"scanned {report.metrics_checked} temporary keys, {verb} "
+        f"{report.items_removed} stray ones (left without a TTL) in {STRAY_TEMP_TTL} s"
+    )
+    return report

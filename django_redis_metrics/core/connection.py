@@ -1,0 +1,171 @@
+"""One Redis client (and so one connection pool) per process and per configuration.
+
+``CONNECTION`` is either a Redis URL (``redis://``, ``rediss://``, ``unix://``) or the name of a
+``CACHES`` alias served by django-redis or Django's own ``RedisCache``, whose pool is then shared.
+With ``CLUSTER = True`` the URL names any node of a Redis Cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any, TypeAlias
+
+import redis
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from redis.backoff import NoBackoff
+from redis.cluster import RedisCluster
+from redis.exceptions import RedisClusterException, RedisError
+from redis.retry import Retry
+
+from ..conf import conf
+
+RedisClient: TypeAlias = "redis.Redis | RedisCluster"
+
+URL_SCHEMES = ("redis://", "rediss://", "unix://")
+
+#: Every error that means "Redis could not be reached or answered badly". redis-py raises
+#: ``RedisClusterException`` (not a ``RedisError``) when no node of a cluster answers while the
+#: ``RedisCluster`` is being built, and socket errors can escape as ``OSError``.
+REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException, OSError)
+
+#: Every client of this process, keyed by pid and options: one pool each, shared by threads.
+_clients: dict[tuple[Any, ...], RedisClient] = {}
+_lock = threading.Lock()
+_override: contextvars.ContextVar[RedisClient | None] = contextvars.ContextVar(
+    "django_redis_metrics_client", default=None
+)
+
+
+@contextlib.contextmanager
+def using_client(client: RedisClient) -> Iterator[None]:
+    """Within the block (this thread or task only), :func:`get_redis_connection` returns
+    ``client``: the fail-open sender prepares writes with its short-timeout client."""
+    token = _override.set(client)
+    try:
+        yield
+    finally:
+        _override.reset(token)
+
+
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = threading.Lock()  # the parent's may have been held by another thread
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def is_url(target: str) -> bool:
+    return target.startswith(URL_SCHEMES)
+
+
+def is_cluster(client: object) -> bool:
+    return isinstance(client, RedisCluster)
+
+
+def get_redis_connection() -> RedisClient:
+    """The client for the current settings; created once per process and configuration."""
+    override = _override.get()
+    if override is not None:
+        return override
+    current = conf.current()  # one read of the setting, not one per key: this is a hot path
+    target = str(current["CONNECTION"])
+    if not is_url(target):
+        return _cache_alias_client(target)
+    timeouts = (float(current["SOCKET_TIMEOUT"]), float(current["SOCKET_CONNECT_TIMEOUT"]))
+    return _cached((target, bool(current["CLUSTER"]), *timeouts, True))
+
+
+def fail_fast_connection() -> RedisClient:
+    """A client on the configured Redis with the short ``FAIL_OPEN_TIMEOUT`` and no retries,
+    for writes made on behalf of a request. For a ``CACHES`` alias, a pool of its own with the
+    alias's connection options but the short timeout."""
+    timeout = conf.FAIL_OPEN_TIMEOUT
+    return _cached((conf.CONNECTION, conf.CLUSTER, timeout, timeout, False))
+
+
+def _cached(options: tuple[str, bool, float, float, bool]) -> RedisClient:
+    """The process's client for (target, cluster, timeout, connect timeout, retries)."""
+    key = (os.getpid(), *options)
+    client = _clients.get(key)
+    if client is None:
+        with _lock:
+            client = _clients.get(key)
+            if client is None:
+                client = _clients[key] = _new_client(*options)
+    return client
+
+
+def _new_client(
+    target: str, cluster: bool, timeout: float, connect_timeout: float, retries: bool
+) -> RedisClient:
+    options: dict[str, Any] = {
+        "socket_timeout": timeout,
+        "socket_connect_timeout": connect_timeout,
+        "health_check_interval": 30,
+    }
+    if not retries:
+        options["retry"] = Retry(NoBackoff(), 0)
+    if not is_url(target):  # a CACHES alias: its pool's options, these timeouts
+        shared = _cache_alias_client(target)
+        if not isinstance(shared, redis.Redis):
+            return shared
+        pool = shared.connection_pool
+        kwargs = {**pool.connection_kwargs, **options}
+        return redis.Redis(
+            connection_pool=pool.__class__(connection_class=pool.connection_class, **kwargs)
+        )
+    if cluster:
+        if target.startswith("unix://"):
+            raise ImproperlyConfigured("Redis Cluster cannot be reached over a unix:// socket.")
+        return RedisCluster.from_url(target, **options)
+    if retries:
+        options["retry_on_timeout"] = False
+    return redis.Redis.from_url(target, **options)
+
+
+def _cache_alias_client(alias: str) -> RedisClient:
+    caches_setting: dict[str, dict[str, Any]] = getattr(settings, "CACHES", {})
+    if alias not in caches_setting:
+        raise ImproperlyConfigured(
+            f"DJANGO_REDIS_METRICS['CONNECTION'] = {alias!r} is neither a Redis URL nor a CACHES "
+            f"alias (known aliases: {', '.join(sorted(caches_setting)) or 'none'})."
+        )
+    backend = str(caches_setting[alias].get("BACKEND", ""))
+    if backend.startswith("django_redis."):
+        from django_redis import get_redis_connection as django_redis_connection
+
+        client: RedisClient = django_redis_connection(alias, write=True)
+        return client
+    if backend == "django.core.cache.backends.redis.RedisCache":
+        from django.core.cache import caches
+
+        # Django's RedisCache keeps one pool per server in its (private) client object.
+        return caches[alias]._cache.get_client(write=True)  # type: ignore[attr-defined,no-any-return]
+    raise ImproperlyConfigured(
+        f"The CACHES alias {alias!r} uses {backend!r}; only django-redis and Django's RedisCache "
+        "expose a Redis connection to share."
+    )
+
+
+def reset_connections(*, fail_fast_only: bool = False) -> None:
+    """Forget the cached clients (their pools are disconnected): every one, or only those of
+    :func:`fail_fast_connection`; for tests."""
+    with _lock:
+        chosen = [key for key in _clients if not (fail_fast_only and key[-1])]
+        clients = [_clients.pop(key) for key in chosen]
+    for client in clients:
+        client.close()
+
+
+def redacted(target: str) -> str:
+    """A connection URL fit for logs: any credentials replaced by ``***``."""
+    if "://" in target and "@" in target:
+        scheme, _, rest = target.partition("://")
+        target = f"{scheme}://***@{rest.rpartition('@')[2]}"
+    return target

@@ -1,0 +1,46 @@
+"""Checks every model shares: ints that are not bools, finite positive numbers of seconds.
+
+Each raises ``TypeError`` for a value of the wrong type and ``ValueError`` for one out of range,
+with a message naming ``what`` was wrong, before anything is sent to Redis.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TypeGuard
+
+
+def is_int(value: object) -> TypeGuard[int]:
+    """An ``int`` (``IntEnum`` and ``IntegerChoices`` members included), never a ``bool``."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def integer(value: object, what: str, *, minimum: int | None = None, unit: str = "") -> int:
+    """``value`` as a plain ``int``, at least ``minimum`` when given; ``unit`` (e.g.
+    "seconds") names what the int counts in the error message."""
+    if not is_int(value):
+        kind = f"an int number of {unit}" if unit else "an int"
+        raise TypeError(f"{what} must be {kind}, not {type(value).__name__}: {value!r}.")
+    number = int(value)  # an IntEnum member becomes a plain int
+    if minimum is not None and number < minimum:
+        qualifier = "positive" if minimum == 1 else f"at least {minimum}"
+        raise ValueError(f"{what} must be {qualifier}, not {number}.")
+    return number
+
+
+def positive_int(value: object, what: str) -> int:
+    return integer(value, what, minimum=1)
+
+
+def seconds(value: object, what: str, *, allow_zero: bool = False) -> float:
+    """A finite, positive (or, with ``allow_zero``, non-negative) number of seconds."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{what} must be a number of seconds, not {value!r}.")
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond any float
+        number = math.inf
+    if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
+        qualifier = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"{what} must be a {qualifier} number of seconds, not {value!r}.")
+    return number

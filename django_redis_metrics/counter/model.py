@@ -1,0 +1,260 @@
+"""Counter: named counters kept at several precisions, the newest N samples of each.
+
+The data model of Redis in Action 5.2.1: for every precision a hash maps the start of each
+epoch-aligned time slice to its count. A per-counter meta hash remembers each precision's number
+of samples (so the cleaner needs no Python configuration), and a catalogue lists the counters.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from ..conf import conf
+from ..core import catalogue
+from ..core.base import Metric
+from ..core.batch import Batch, ScriptCall, run_calls
+from ..core.connection import RedisClient, get_redis_connection
+from ..core.keys import catalogue_key, metric_key, to_str, validate_name
+from ..core.scripts import ScriptLibrary
+from ..core.timeutil import When, slice_start, slice_starts, to_timestamp
+from ..core.validation import integer, positive_int
+
+script = ScriptLibrary(__name__.rpartition(".")[0])
+
+KIND = "counter"
+#: Largest absolute count accepted in one increment; keeps totals far from int64 overflow.
+MAX_COUNT = 2**53
+#: Most precisions one counter may keep (each is a key written by every increment).
+MAX_PRECISIONS = 64
+
+
+def validate_precisions(precisions: object) -> tuple[int, ...]:
+    """Sorted unique positive integer precisions (seconds), or a clear error."""
+    if isinstance(precisions, str | bytes) or not isinstance(precisions, Iterable):
+        raise TypeError(f"precisions must be a sequence of seconds, not {precisions!r}.")
+    values = tuple(precisions)
+    if not values:
+        raise ValueError("precisions must name at least one precision.")
+    if len(values) > MAX_PRECISIONS:
+        raise ValueError(f"A counter keeps at most {MAX_PRECISIONS} precisions, not {len(values)}.")
+    checked = {integer(value, "each precision", minimum=1, unit="seconds") for value in values}
+    return tuple(sorted(checked))
+
+
+@lru_cache(maxsize=32)
+def _settings_precisions(value: tuple[int, ...]) -> tuple[int, ...]:
+    """``COUNTER_PRECISIONS`` validated once per distinct value, not on every increment."""
+    return validate_precisions(value)
+
+
+def validate_samples(samples: object) -> int:
+    return positive_int(samples, "samples")
+
+
+def validate_count(count: object) -> int:
+    count = integer(count, "count")
+    if abs(count) > MAX_COUNT:
+        raise ValueError(f"count must be within ±2**53, not {count}.")
+    return count
+
+
+class Counter(Metric):
+    """A named counter at several precisions.
+
+    >>> hits = Counter("hits")
+    >>> hits.incr()
+    >>> hits.series(60)          # [(slice start, count), ...] oldest first
+    """
+
+    KIND: ClassVar[str] = KIND
+    LABEL: ClassVar[str] = "counter"
+    objects: ClassVar[catalogue.MetricManager[Counter]] = catalogue.MetricManager()
+
+    #: Most (slice, count) pairs sent in one script call by ``incr_many``.
+    MAX_PAIRS_PER_CALL: ClassVar[int] = 5000
+    #: Most slices ``recent`` reads.
+    MAX_RECENT: ClassVar[int] = 100_000
+    #: Slices asked for per HSCAN step or HMGET.
+    READ_CHUNK: ClassVar[int] = 1000
+
+    def __init__(
+        self,
+        name: str,
+        precisions: Sequence[int] | None = None,
+        samples: int | None = None,
+    ) -> None:
+        self.name = validate_name(name, "counter name")
+        self._precisions = None if precisions is None else validate_precisions(precisions)
+        self._samples = None if samples is None else validate_samples(samples)
+
+    @classmethod
+    def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> Counter:
+        """A counter configured as its stored meta hash says (precision -> samples)."""
+        stored = precision_samples(meta)
+        if not stored:
+            raise LookupError(f"Counter {name!r} has no stored configuration.")
+        precisions = list(stored)
+        samples = max(stored.values())
+        return cls(name, precisions=precisions, samples=samples)
+
+    def _describe(self) -> str:
+        return f"precisions={self.precisions} samples={self.samples}"
+
+    @property
+    def precisions(self) -> tuple[int, ...]:
+        """This counter's precisions, else ``COUNTER_PRECISIONS`` (read now)."""
+        if self._precisions is not None:
+            return self._precisions
+        value = conf.COUNTER_PRECISIONS
+        try:
+            return _settings_precisions(value)
+        except TypeError:  # unhashable or ill-typed: let the validator say what is wrong
+            return validate_precisions(value)
+
+    @property
+    def samples(self) -> int:
+        """Slices kept per precision by the cleaner, else ``COUNTER_SAMPLES`` (read now)."""
+        return (
+            self._samples if self._samples is not None else validate_samples(conf.COUNTER_SAMPLES)
+        )
+
+    def key(self, precision: int) -> str:
+        """The hash of one precision's slices."""
+        return metric_key(KIND, self.name, precision)
+
+    def _check_precision(self, precision: object) -> int:
+        precision = integer(precision, "precision", unit="seconds")
+        if precision not in self.precisions:
+            raise ValueError(
+                f"Counter {self.name!r} has no precision {precision}; "
+                f"it keeps {', '.join(map(str, self.precisions))}."
+            )
+        return precision
+
+    # Writing
+
+    def incr(self, count: int = 1, when: When = None, *, batch: Batch | None = None) -> None:
+        """Add ``count`` to the slice holding ``when`` at every precision: one atomic round trip.
+
+        With ``batch``, the write is queued and sent with the batch's other writes.
+        """
+        count = validate_count(count)
+        timestamp = to_timestamp(when)
+        slices = {p: {int(timestamp // p) * p: count} for p in self.precisions}
+        client = get_redis_connection()
+        call = self._incr_call(slices, client)
+        if batch is not None:
+            batch.add(call)
+        else:
+            run_calls(client, [call])
+
+    def incr_many(self, increments: Iterable[tuple[When, int]]) -> int:
+        """Apply many ``(when, count)`` increments, summed per slice first; for imports.
+
+        All input is validated before anything is written. Each script call is atomic and
+        carries at most ``MAX_PAIRS_PER_CALL`` slices; returns the number of calls made.
+        """
+        totals: dict[int, dict[int, int]] = {p: defaultdict(int) for p in self.precisions}
+        for item in increments:
+            if not isinstance(item, tuple) or len(item) != 2:
+                raise TypeError(f"incr_many expects (when, count) pairs, not {item!r}.")
+            timestamp = to_timestamp(item[0])
+            count = validate_count(item[1])
+            for precision, slices in totals.items():
+                slices[slice_start(timestamp, precision)] += count
+        for slices in totals.values():
+            for start, total in slices.items():
+                if abs(total) > MAX_COUNT:
+                    raise ValueError(
+                        f"The increments of slice {start} add up to {total}, beyond ±2**53."
+                    )
+        client = get_redis_connection()
+        calls = [
+            self._incr_call(chunk, client) for chunk in _chunks(totals, self.MAX_PAIRS_PER_CALL)
+        ]
+        if calls:
+            run_calls(client, calls)
+        return len(calls)
+
+    def _incr_call(self, slices: dict[int, dict[int, int]], client: RedisClient) -> ScriptCall:
+        inline = catalogue.inline_catalogue(client)
+        base = metric_key(KIND, self.name)  # settings are read once per write, not per key
+        keys: list[str] = [f"{base}:meta", *(f"{base}:{p}" for p in slices)]
+        args: list[str | int] = [self.name, self.samples, int(inline)]
+        for precision, counts in slices.items():
+            args += [precision, len(counts)]
+            for start, count in counts.items():
+                args += [start, count]
+        if inline:
+            keys.append(catalogue_key(KIND))
+        return ScriptCall(script("counter_incr"), keys, args, after=self._listed)
+
+    def delete(self) -> None:
+        """Remove every slice of this counter and its catalogue entry."""
+        client = get_redis_connection()
+        stored = precision_samples(dict.fromkeys(client.hkeys(self.meta_key), 0))
+        precisions = set(stored) | set(self.precisions)
+        client.unlink(self.meta_key, *(self.key(p) for p in sorted(precisions)))
+        catalogue.unregister(client, KIND, self.name, self.meta_key)
+
+    # Reading
+
+    def series(self, precision: int) -> list[tuple[int, int]]:
+        """The stored samples of ``precision`` as ``(slice start, count)``, oldest first."""
+        precision = self._check_precision(precision)
+        # HSCAN: one call for a trimmed counter, bounded steps for one the cleaner has not seen.
+        data = get_redis_connection().hscan_iter(self.key(precision), count=self.READ_CHUNK)
+        return sorted({int(to_str(start)): int(to_str(count)) for start, count in data}.items())
+
+    def recent(
+        self, precision: int, count: int | None = None, until: When = None
+    ) -> list[tuple[int, int]]:
+        """The newest ``count`` slices (default: ``samples``) up to ``until``, zero-filled."""
+        precision = self._check_precision(precision)
+        count = self.samples if count is None else validate_samples(count)
+        if count > self.MAX_RECENT:
+            raise ValueError(f"recent() reads at most {self.MAX_RECENT} slices, not {count}.")
+        starts = slice_starts(precision, count, to_timestamp(until, "until"))
+        key = self.key(precision)
+        pipe = get_redis_connection().pipeline(transaction=False)
+        for index in range(0, len(starts), self.READ_CHUNK):
+            pipe.hmget(key, starts[index : index + self.READ_CHUNK])
+        values = [value for chunk in pipe.execute() for value in chunk]
+        return [
+            (s, int(to_str(v)) if v is not None else 0) for s, v in zip(starts, values, strict=True)
+        ]
+
+    def total(self, precision: int | None = None) -> int:
+        """The sum of the stored samples of ``precision`` (default: the coarsest)."""
+        precision = max(self.precisions) if precision is None else precision
+        return sum(count for _, count in self.series(precision))
+
+    def exists(self) -> bool:
+        return bool(get_redis_connection().exists(self.meta_key))
+
+
+def precision_samples(meta: Mapping[Any, Any]) -> dict[int, int]:
+    """``{precision: samples}`` from a counter's meta hash (skipping its 'listed' flag)."""
+    return {
+        int(to_str(key)): int(to_str(value))
+        for key, value in meta.items()
+        if to_str(key) != catalogue.LISTED
+    }
+
+
+def _chunks(totals: dict[int, dict[int, int]], size: int) -> Iterable[dict[int, dict[int, int]]]:
+    """Split per-precision slice totals into pieces of at most ``size`` pairs."""
+    chunk: dict[int, dict[int, int]] = {}
+    used = 0
+    for precision, slices in totals.items():
+        for start, count in slices.items():
+            if used == size:
+                yield chunk
+                chunk, used = {}, 0
+            chunk.setdefault(precision, {})[start] = count
+            used += 1
+    if chunk:
+        yield chunk

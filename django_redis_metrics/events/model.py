@@ -1,0 +1,303 @@
+"""EventSeries: every event kept as a hash, indexed by time and by chosen fields.
+
+One id counter, one hash per event, a sorted set mapping event ids to timestamps, and for each
+indexed field one sorted set per value plus a set of the values seen (the key schema is in
+``keys.py``). Everything of one series shares the series' hash tag, so every script stays in one
+Redis Cluster slot. A record is one atomic round trip; window counts cost one ZCOUNT per window;
+cached windows are invalidated by late events; preening deletes the event hashes too.
+
+Bounded cardinality: each indexed field admits at most ``max_values`` distinct values (the
+``EVENT_MAX_VALUES`` setting, 1000 by default); an event whose value is new once the field holds
+that many is indexed under ``OTHER_VALUE`` instead (its hash keeps the true value). The check
+is made inside the record script, so it is atomic and costs no extra round trip.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar, overload
+
+from ..conf import conf
+from ..core import catalogue
+from ..core.base import Metric
+from ..core.batch import Batch, ScriptCall, run_calls
+from ..core.connection import RedisClient, get_redis_connection
+from ..core.keys import catalogue_key, to_str, validate_name
+from ..core.timeutil import When, to_timestamp
+from ..core.validation import integer, positive_int, seconds
+from .codec import bound, encode_value, score, utf8, valid_field, validate_field_name
+from .keys import KIND, OTHER_VALUE
+from .queries import SeriesQueries, script
+
+#: One validated event: (score, UTF-8 field/value pairs, (indexed field, text) pairs).
+Prepared = tuple[str, list[bytes], list[tuple[str, str]]]
+
+
+def validate_retention(retention: object, what: str = "retention") -> float:
+    return seconds(retention, what)
+
+
+def validate_max_values(value: object, what: str = "max_values") -> int:
+    """A cap of distinct values per indexed field: a positive int."""
+    return integer(value, what, minimum=1)
+
+
+class EventSeries(SeriesQueries, Metric):
+    """A named stream of events, each a dict of fields with a timestamp.
+
+    >>> orders = EventSeries("orders", index=["type"])
+    >>> orders.record(type="purchase", user=42, total=Decimal("19.90"))
+    1
+    >>> orders.counts(start, end, window=300)   # events per aligned 5-minute window
+    """
+
+    KIND: ClassVar[str] = KIND
+    LABEL: ClassVar[str] = "event series"
+    objects: ClassVar[catalogue.MetricManager[EventSeries]] = catalogue.MetricManager()
+
+    #: Most fields one event may have (and most indexed fields a series may have).
+    MAX_FIELDS: ClassVar[int] = 1000
+    #: Most events written by one script call of ``record_many``.
+    MAX_EVENTS_PER_CALL: ClassVar[int] = 500
+    #: Most fields (of all its events) written by one script call of ``record_many``.
+    MAX_FIELDS_PER_CALL: ClassVar[int] = 10_000
+    #: Most script calls sent in one pipelined round trip by ``record_many``.
+    MAX_CALLS_PER_PIPELINE: ClassVar[int] = 20
+    #: Events removed per script call by ``preen``.
+    PREEN_BATCH: ClassVar[int] = 500
+    #: Largest ``batch_size`` a preen accepts.
+    MAX_PREEN_BATCH: ClassVar[int] = 10_000
+    #: Cached windows lying wholly before the cutoff removed per preen script call.
+    PREEN_CACHE_BATCH: ClassVar[int] = 1000
+
+    def __init__(
+        self,
+        name: str,
+        index: Sequence[str] = (),
+        retention: int | float | None = None,
+        max_values: int | None = None,
+    ) -> None:
+        self.name = validate_name(name, "event series name")
+        if isinstance(index, str):
+            raise TypeError(f"index must be a sequence of field names, not the str {index!r}.")
+        self.index: tuple[str, ...] = tuple(
+            dict.fromkeys(validate_field_name(f, indexed=True) for f in index)
+        )
+        if len(self.index) > self.MAX_FIELDS:
+            raise ValueError(
+                f"A series may index at most {self.MAX_FIELDS} fields, not {len(index)}."
+            )
+        self._retention = None if retention is None else validate_retention(retention)
+        self._max_values = None if max_values is None else validate_max_values(max_values)
+
+    @classmethod
+    def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> EventSeries:
+        """A series configured as its stored meta hash says."""
+        fields = {to_str(k): to_str(v) for k, v in meta.items()}
+        if "retention" not in fields:
+            raise LookupError(f"Event series {name!r} has no stored configuration.")
+        index = [key[2:] for key in fields if key.startswith("i:")]
+        retention = fields.get("retention") or None
+        max_values = fields.get("max_values") or None
+        return cls(
+            name,
+            index=sorted(index),
+            retention=float(retention) if retention else None,
+            max_values=int(max_values) if max_values else None,
+        )
+
+    def _describe(self) -> str:
+        return f"index={list(self.index)} retention={self.retention}"
+
+    @property
+    def retention(self) -> float:
+        """Seconds events are kept: this series', else ``EVENT_RETENTION`` (read now)."""
+        if self._retention is not None:
+            return self._retention
+        return validate_retention(conf.EVENT_RETENTION, "EVENT_RETENTION")
+
+    @property
+    def max_values(self) -> int:
+        """Distinct values indexed per field: this series', else ``EVENT_MAX_VALUES``."""
+        if self._max_values is not None:
+            return self._max_values
+        return validate_max_values(conf.EVENT_MAX_VALUES, "EVENT_MAX_VALUES")
+
+    # Writing
+
+    @overload
+    def record(self, when: When = None, *, batch: None = None, **fields: Any) -> int: ...
+
+    @overload
+    def record(self, when: When = None, *, batch: Batch, **fields: Any) -> None: ...
+
+    def record(self, when: When = None, *, batch: Batch | None = None, **fields: Any) -> int | None:
+        """Record one event and return its id: one atomic script call, one round trip.
+
+        With ``batch``, the write is queued; its id is then in ``batch.results``.
+        """
+        if batch is not None and not isinstance(batch, Batch):
+            raise TypeError(f"batch must be a Batch, not {type(batch).__name__}: {batch!r}.")
+        event = self._prepare(when, fields)
+        client = get_redis_connection()
+        call = self._record_call([event], client)
+        if batch is not None:
+            batch.add(call)
+            return None
+        first: int = run_calls(client, [call])[0]
+        return first
+
+    def record_many(self, events: Iterable[Mapping[str, Any]]) -> list[int]:
+        """Record many events (mappings of fields, each with an optional ``"when"``); for imports.
+
+        Everything is validated (and encoded) before anything is written. Each script call is
+        atomic and writes at most ``MAX_EVENTS_PER_CALL`` events and ``MAX_FIELDS_PER_CALL``
+        fields; up to ``MAX_CALLS_PER_PIPELINE`` calls share one round trip. Returns the new
+        ids in input order.
+        """
+        chunks: list[list[Prepared]] = []
+        chunk: list[Prepared] = []
+        weight = 0
+        for item in events:
+            if not isinstance(item, Mapping):
+                raise TypeError(f"record_many expects mappings of fields, not {item!r}.")
+            fields = dict(item)
+            when = fields.pop("when", None)
+            event = self._prepare(when, fields)
+            size = len(event[1]) // 2
+            if chunk and (
+                len(chunk) >= self.MAX_EVENTS_PER_CALL or weight + size > self.MAX_FIELDS_PER_CALL
+            ):
+                chunks.append(chunk)
+                chunk, weight = [], 0
+            chunk.append(event)
+            weight += size
+        if chunk:
+            chunks.append(chunk)
+        client = get_redis_connection()
+        ids: list[int] = []
+        for i in range(0, len(chunks), self.MAX_CALLS_PER_PIPELINE):
+            group = chunks[i : i + self.MAX_CALLS_PER_PIPELINE]
+            calls = [self._record_call(chunk, client) for chunk in group]
+            for chunk, first in zip(group, run_calls(client, calls), strict=True):
+                ids.extend(range(first, first + len(chunk)))
+        return ids
+
+    def _prepare(self, when: When, fields: Mapping[str, Any]) -> Prepared:
+        """Validate one event: (score, flat field/value pairs encoded as UTF-8, (indexed field,
+        text) pairs). Everything is encoded here, so sending it can no longer fail."""
+        if not fields:
+            raise ValueError(f"An event of {self.name!r} needs at least one field.")
+        if len(fields) > self.MAX_FIELDS:
+            raise ValueError(
+                f"An event of {self.name!r} may have at most {self.MAX_FIELDS} fields, "
+                f"not {len(fields)}."
+            )
+        timestamp = to_timestamp(when)
+        flat: list[bytes] = []
+        entries: list[tuple[str, str]] = []
+        for field, value in fields.items():
+            valid_field(field)
+            stored, text = encode_value(field, value)
+            flat += [field.encode("utf-8"), utf8(stored, f"The value of field {field!r}")]
+            if field in self.index:
+                entries.append((field, text))
+        return score(timestamp), flat, entries
+
+    def _record_call(self, events: Sequence[Prepared], client: RedisClient) -> ScriptCall:
+        inline = catalogue.inline_catalogue(client)
+        retention = "" if self._retention is None else score(self._retention)
+        own_cap = "" if self._max_values is None else self._max_values
+        keys: list[str] = [self.key("seq"), self.time_key, self.meta_key, self.sizes_key]
+        positions: dict[tuple[str, str], int] = {}
+        args: list[str | int | bytes] = [
+            self.key("e", ""),
+            self.key("cache", ""),
+            self.name,
+            int(inline),
+            retention,
+            own_cap,
+            self.max_values,
+            OTHER_VALUE,
+            len(self.index),
+            *self.index,
+            len(events),
+        ]
+        for at, flat, entries in events:
+            args += [at, len(flat) // 2, *flat, len(entries)]
+            for entry in entries:
+                position = positions.get(entry)
+                if position is None:
+                    position = positions[entry] = len(keys) + 1
+                    keys += [
+                        self.index_key(*entry),
+                        self.values_key(entry[0]),
+                        self.index_key(entry[0], OTHER_VALUE),
+                    ]
+                args += [position, entry[1]]
+        if inline:
+            keys.append(catalogue_key(KIND))
+        return ScriptCall(script("events_record"), keys, args, after=self._after_record)
+
+    def _after_record(self, client: RedisClient, reply: Any) -> int:
+        self._listed(client, reply[1])
+        return int(reply[0])
+
+    # Retention
+
+    def preen(self, now: When = None, *, batch_size: int | None = None) -> int:
+        """Remove every event older than ``retention`` before ``now``, with its hash, index
+        entries and the cached windows holding it; ``batch_size`` events per script call.
+        Returns the number of events removed."""
+        cutoff = to_timestamp(now, "now") - self.retention
+        return self.preen_before(cutoff, batch_size=batch_size)
+
+    def delete(self) -> None:
+        """Remove the whole series and its catalogue entry.
+
+        Events are removed in bounded batches; the script call that removes the last of them
+        also removes every other key of the series (id counter included, so ids start again
+        at 1) in the same atomic step, so an event recorded meanwhile is either removed with
+        the series or starts a new one, never half of each."""
+        client = get_redis_connection()
+        self.preen_before(math.inf, client=client, drop=True)
+        catalogue.unregister(client, KIND, self.name, self.meta_key)
+
+    def preen_before(
+        self,
+        cutoff: float,
+        *,
+        client: RedisClient | None = None,
+        batch_size: int | None = None,
+        drop: bool = False,
+    ) -> int:
+        """Remove the events timestamped before ``cutoff``, batch by batch, and the cached
+        windows wholly before it. With ``drop``, go on until one call finds the series empty
+        and removes all its keys. Returns the number of events removed."""
+        size = self.PREEN_BATCH if batch_size is None else batch_size
+        batch_size = positive_int(size, "batch_size")
+        if batch_size > self.MAX_PREEN_BATCH:
+            raise ValueError(
+                f"batch_size must be at most {self.MAX_PREEN_BATCH}, not {batch_size}."
+            )
+        client = client or get_redis_connection()
+        preen = script("events_preen")
+        keys = [self.time_key, self.meta_key, self.sizes_key, self.key("seq")]
+        args: list[str | int] = [
+            bound(cutoff),
+            batch_size,
+            self.key("e", ""),
+            self.key("by", ""),
+            self.key("values", ""),
+            self.key("cache", ""),
+            self.PREEN_CACHE_BATCH,
+            int(drop),
+            OTHER_VALUE,
+        ]
+        removed = 0
+        while True:
+            done, pending, dropped = (int(x) for x in preen(client, keys, args))
+            removed += done
+            if dropped or (not drop and done < batch_size and not pending):
+                return removed

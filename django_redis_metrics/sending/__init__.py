@@ -1,0 +1,1 @@
+"""The write path of requests: collected writes, the background sender, fail-open."""

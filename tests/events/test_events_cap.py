@@ -1,0 +1,81 @@
+"""The cap on distinct indexed values per field: bounded keys whatever values arrive."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from django_redis_metrics import EventSeries
+from django_redis_metrics.events.keys import OTHER_VALUE
+
+
+def index_keys(backend: Any, series: EventSeries, field: str) -> list[str]:
+    return [key for key in backend.keys() if f":by:{field}:" in key]
+
+
+def test_values_beyond_the_cap_are_indexed_under_other(backend: Any) -> None:
+    downloads = EventSeries("downloads", index=["file"], max_values=3)
+    for name in ["a", "b", "c", "d", "e", "a", "f"]:
+        downloads.record(file=name)
+    now = time.time() + 1
+    assert downloads.count_by("file", 0, now) == {"a": 2, "b": 1, "c": 1, OTHER_VALUE: 3}
+    assert len(index_keys(backend, downloads, "file")) == 4  # 3 values + the overflow
+    assert backend.client.scard(downloads.values_key("file")) == 4
+    # The events themselves keep their true values.
+    assert [e["file"] for e in downloads.between(0, now)] == ["a", "b", "c", "d", "e", "a", "f"]
+    assert downloads.count(0, now) == 7
+
+
+def test_record_many_respects_the_cap_within_one_call(backend: Any) -> None:
+    series = EventSeries("imports", index=["user", "kind"], max_values=10)
+    series.record_many([{"user": i, "kind": "x"} for i in range(50)])
+    counts = series.count_by("user", 0, time.time() + 1)
+    assert len(counts) == 11
+    assert counts[OTHER_VALUE] == 40
+    assert series.count_by("kind", 0, time.time() + 1) == {"x": 50}
+
+
+def test_the_setting_is_the_default_cap(backend: Any, settings: Any) -> None:
+    settings.DJANGO_REDIS_METRICS = {**settings.DJANGO_REDIS_METRICS, "EVENT_MAX_VALUES": 2}
+    series = EventSeries("clicks", index=["button"])
+    assert series.max_values == 2
+    for name in "xyz":
+        series.record(button=name)
+    assert series.count_by("button", 0, time.time() + 1) == {"x": 1, "y": 1, OTHER_VALUE: 1}
+    assert EventSeries.objects.get("clicks").max_values == 2
+
+
+def test_the_series_cap_is_stored_for_the_admin(backend: Any) -> None:
+    EventSeries("orders", index=["country"], max_values=5).record(country="FR")
+    assert EventSeries.objects.get("orders").max_values == 5
+
+
+def test_preening_removes_overflow_entries_and_frees_slots(backend: Any) -> None:
+    now = time.time()
+    series = EventSeries("old", index=["file"], retention=3600, max_values=1)
+    series.record(when=now - 7200, file="a")
+    series.record(when=now - 7200, file="b")  # overflow
+    series.record(when=now, file="c")  # overflow: "a" still holds the only slot
+    assert series.count_by("file", 0, now + 1) == {"a": 1, OTHER_VALUE: 2}
+    assert series.preen(now) == 2
+    assert series.count_by("file", 0, now + 1) == {OTHER_VALUE: 1}
+    series.preen(now + 7200)
+    assert index_keys(backend, series, "file") == []
+    assert backend.client.scard(series.values_key("file")) == 0
+    series.record(when=now + 7200, file="d")  # a slot is free again
+    assert series.count_by("file", 0, now + 7201) == {"d": 1}
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "10", True])
+def test_bad_caps_are_refused(bad: Any) -> None:
+    with pytest.raises((TypeError, ValueError), match="max_values"):
+        EventSeries("x", index=["f"], max_values=bad)
+
+
+def test_a_bad_cap_setting_is_a_clear_error(single: Any, settings: Any) -> None:
+    settings.DJANGO_REDIS_METRICS = {**settings.DJANGO_REDIS_METRICS, "EVENT_MAX_VALUES": 0}
+    with pytest.raises(ValueError, match="EVENT_MAX_VALUES"):
+        EventSeries("x", index=["f"]).record(f=1)
+    assert single.keys() == []
