@@ -10,8 +10,8 @@ It fails (exit 1, listing every problem) unless:
 - the package is imported from the venv, not from the source tree;
 - the installed package holds exactly the source package's shipped files (every .py, every
   .lua at any depth, py.typed, everything under templates/ and static/), compared as sets of
-  paths relative to the package, so a file missing from the wheel and a stale file that only
-  the wheel has both show up;
+  paths relative to the package and then byte for byte, so a file missing from the wheel, a
+  stale file that only the wheel has and a stale copy of a file all show up;
 - the distribution ships its license file;
 - the public names import, and Django loads the app with its templates, static files and
   migrations found where Django looks for them.
@@ -79,6 +79,13 @@ def main(source_root: Path) -> list[str]:
         problems.append(f"missing from the wheel: {missing}")
     if extra:
         problems.append(f"in the wheel but not in the source tree (stale build?): {extra}")
+    changed = sorted(
+        path
+        for path in expected & on_disk
+        if (source_dir / path).read_bytes() != (installed_dir / path).read_bytes()
+    )
+    if changed:
+        problems.append(f"differ between the wheel and the source tree (stale build?): {changed}")
 
     kinds = {
         "lua": lambda path: path.endswith(".lua"),
