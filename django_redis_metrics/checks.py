@@ -27,6 +27,8 @@ django_redis_metrics.E047  SEND_QUEUE_BYTES is not a positive int
 django_redis_metrics.E048  SEND_RETRY_DELAY or SEND_RETRY_MAX_DELAY is not a positive number of
                            seconds, or the first retry comes later than the longest wait
 django_redis_metrics.E050  ADMIN_PAGE_SIZE is not a positive int
+django_redis_metrics.E051  DASHBOARD is not a list of dashboard tiles (names, dotted paths of
+                           Tile subclasses, or {"tile": ..., **options})
 =========================  ==========================================================
 """
 
@@ -37,6 +39,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning
 
@@ -176,6 +179,10 @@ def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
         "ADMIN_PAGE_SIZE",
         "E050",
     )
+    if apps.is_installed("django.contrib.admin"):  # the dashboard is an admin page
+        from .admin.dashboard import resolve_tiles
+
+        errors += _validated(value["DASHBOARD"], resolve_tiles, "DASHBOARD", "E051")
     return errors
 
 

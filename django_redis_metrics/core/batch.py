@@ -34,6 +34,7 @@ from .scripts import (
     LuaScript,
     error_code,
     is_duplicate,
+    is_script_error,
     once_key,
 )
 
@@ -122,9 +123,6 @@ def run_calls(
 #: Error codes of replies that concern one call only: a key holding another type (Redis's own
 #: code) and our write scripts' refusals.
 ONE_CALL_CODES = frozenset({"WRONGTYPE", REFUSED})
-#: How Redis words a runtime error inside a script (its code is the generic ERR, which
-#: redis-py strips): a bug or a foreign key in that one call, not an outage.
-SCRIPT_ERROR_PREFIX = "user_script:"
 
 
 def refuses_only_this_write(error: BaseException) -> bool:
@@ -132,7 +130,8 @@ def refuses_only_this_write(error: BaseException) -> bool:
     read-only, out of memory, loading, busy or misconfigured (``MISCONF``) fails every call."""
     if type(error) is not ResponseError:
         return False
-    return error_code(error) in ONE_CALL_CODES or str(error).startswith(SCRIPT_ERROR_PREFIX)
+    # A runtime error inside a script (a bug, or a foreign key in that one call): not an outage.
+    return error_code(error) in ONE_CALL_CODES or is_script_error(error)
 
 
 #: Errors that mean "Redis cannot be reached now": the batch is kept and sent again.

@@ -15,6 +15,7 @@ is re-sent (the sender re-sends a batch whose reply was lost).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from functools import cache
 from importlib.resources import files
@@ -86,12 +87,31 @@ return drm_result
 """
 
 
+#: How Redis before 7.0 wraps an error raised inside a script (7.0 passes the error through):
+#: the original error, with its own code, follows.
+LEGACY_SCRIPT_ERROR = re.compile(
+    r"^Error running script \(call to f_[0-9a-f]+\): @user_script:\d+: "
+)
+
+
+def error_message(error: BaseException) -> str:
+    """An error reply's text as Redis 7 words it, whichever server version sent it."""
+    return LEGACY_SCRIPT_ERROR.sub("", str(error), count=1)
+
+
+def is_script_error(error: BaseException) -> bool:
+    """Whether the error was raised while a script ran (a Lua runtime error or a command the
+    script called), rather than by the server refusing to run it at all."""
+    text = str(error)
+    return text.startswith("user_script:") or LEGACY_SCRIPT_ERROR.match(text) is not None
+
+
 def error_code(error: BaseException) -> str:
     """The code an error reply begins with (``WRONGTYPE``, ``DRM_REFUSED``...), or ``""``.
 
     redis-py strips the generic ``ERR`` code, so a plain error has no code here.
     """
-    head = str(error).split(" ", 1)[0]
+    head = error_message(error).split(" ", 1)[0]
     return head if head.isupper() else ""
 
 
