@@ -152,9 +152,13 @@ PASSING_REPLIES: tuple[type[Exception], ...] = (
     AskError,
     NoScriptError,
 )
-#: Codes of passing conditions redis-py has no class for (it keeps the code in the message),
-#: and an idempotent call waiting for an earlier one of its batch.
-PASSING_CODES = frozenset({"MISCONF", "BUSY", "MASTERDOWN", "NOREPLICAS", "LOADING", OUT_OF_ORDER})
+#: Codes of passing conditions found in an error's text: those redis-py has no class for, the
+#: others as Redis 6.2 words them inside a script (which hides the class), and an idempotent
+#: call waiting for an earlier one of its batch.
+PASSING_CODES = frozenset(
+    {"MISCONF", "BUSY", "MASTERDOWN", "NOREPLICAS", "LOADING", "OOM", "READONLY", "CLUSTERDOWN"}
+    | {"TRYAGAIN", OUT_OF_ORDER}
+)
 
 
 def is_outage(error: BaseException) -> bool:

@@ -49,12 +49,21 @@ OUT_OF_ORDER = "DRM_ORDER"
 #: previous number enforces (a redirection or a failover may fail an earlier call of a batch
 #: and not a later one). The script runs in a protected call; unless it failed with an error
 #: that passes (out of memory, a read-only replica...: nothing was written, the batch will be
-#: sent again), its number is recorded, refusals for good included.
+#: sent again), its number is recorded, refusals for good included. Errors come back worded as
+#: Redis 7 words them (6.2 prefixes a call's error with the script's line and a "-"), so that
+#: their code classifies them; recording the number is protected too (an error there means
+#: nothing was written).
 IDEMPOTENT = """\
 local drm_once = table.remove(KEYS)
 local drm_prev = tonumber(table.remove(ARGV))
 local drm_seq = tonumber(table.remove(ARGV))
 local drm_sender = table.remove(ARGV)
+local function drm_message(e)
+    local text = type(e) == 'table' and e.err or tostring(e)
+    text = string.gsub(text, '^@user_script: %d+: ', '')
+    text = string.gsub(text, '^%-', '')
+    return (string.gsub(text, '%s+$', ''))
+end
 local drm_done = tonumber(redis.call('HGET', drm_once, drm_sender) or 0)
 if drm_done >= drm_seq then
     return redis.status_reply('{duplicate}')
@@ -65,24 +74,24 @@ end
 local drm_ok, drm_result = pcall(function()
 {source}
 end)
-local drm_error = nil
-if not drm_ok then
-    drm_error = type(drm_result) == 'table' and drm_result.err or tostring(drm_result)
+if not drm_ok or (type(drm_result) == 'table' and drm_result.err) then
+    local drm_error = drm_message(drm_result)
     drm_result = redis.error_reply(drm_error)
-elseif type(drm_result) == 'table' and drm_result.err then
-    drm_error = drm_result.err
-end
-if drm_error then
     local code = string.match(drm_error, '^([%u_]+) ')
     if code and code ~= 'ERR' and code ~= 'WRONGTYPE' and code ~= '{refused}' then
         return drm_result
     end
 end
-if drm_done == 0 and redis.call('HLEN', drm_once) >= {max_senders} then
-    redis.call('HDEL', drm_once, redis.call('HRANDFIELD', drm_once))
+local drm_saved, drm_why = pcall(function()
+    if drm_done == 0 and redis.call('HLEN', drm_once) >= {max_senders} then
+        redis.call('HDEL', drm_once, redis.call('HRANDFIELD', drm_once))
+    end
+    redis.call('HSET', drm_once, drm_sender, drm_seq)
+    redis.call('PEXPIRE', drm_once, {ttl_ms})
+end)
+if not drm_saved then
+    return redis.error_reply(drm_message(drm_why))
 end
-redis.call('HSET', drm_once, drm_sender, drm_seq)
-redis.call('PEXPIRE', drm_once, {ttl_ms})
 return drm_result
 """
 
@@ -92,11 +101,15 @@ return drm_result
 LEGACY_SCRIPT_ERROR = re.compile(
     r"^Error running script \(call to f_[0-9a-f]+\): @user_script:\d+: "
 )
+#: How Redis before 7.0 words the error of a command a script called (``redis.pcall`` returns
+#: it so, and a script may pass it on): ``@user_script: 12: -OOM command not allowed...``.
+LEGACY_CALL_ERROR = re.compile(r"^@user_script: \d+: -")
 
 
 def error_message(error: BaseException) -> str:
     """An error reply's text as Redis 7 words it, whichever server version sent it."""
-    return LEGACY_SCRIPT_ERROR.sub("", str(error), count=1)
+    text = LEGACY_SCRIPT_ERROR.sub("", str(error), count=1)
+    return LEGACY_CALL_ERROR.sub("", text, count=1).rstrip()
 
 
 def is_script_error(error: BaseException) -> bool:
