@@ -20,7 +20,7 @@ from django_redis_metrics import Counter, EventSeries, UniqueBitmap
 from django_redis_metrics.bitmaps import ids as bitmap_ids
 from django_redis_metrics.core import connection
 from django_redis_metrics.core.batch import Batch, ScriptCall, is_outage
-from django_redis_metrics.core.scripts import LuaScript, error_code
+from django_redis_metrics.core.scripts import LuaScript
 from django_redis_metrics.middleware import view_names
 from django_redis_metrics.sending import failopen, sender
 from django_redis_metrics.sending.writes import Submission, Writes, build_batch
@@ -180,7 +180,7 @@ def test_a_server_refusing_every_write_is_an_outage(
         Counter("b").incr(batch=batch)
         error, _duplicates = failopen.send(batch.calls)
         assert error is not None and is_outage(error)  # the sender keeps the batch
-        assert error_code(error) == "OOM"  # on Redis 6.2 (inside a script) and 7.0
+        assert "command not allowed when used memory" in str(error)  # OOM, on 6.2 and 7.0
         assert not redis_client.keys("oom:*")
     finally:
         server.stop()
