@@ -68,6 +68,15 @@ def signed_in(user: Any) -> Any:
     return client
 
 
+def wait_for_a_failure(since: int = 0) -> None:
+    """Until the sender has met the failing Redis more than ``since`` times (it lingers
+    ``SEND_DELAY`` before its first attempt)."""
+    deadline = time.monotonic() + 10
+    while sender.sender.failures <= since:
+        assert time.monotonic() < deadline, "the sender never tried"
+        time.sleep(0.01)
+
+
 def flushed(response: Any) -> Any:
     """``response``, once every metrics write it queued has been sent."""
     sender.flush()

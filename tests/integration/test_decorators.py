@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ from django_redis_metrics import Counter, EventSeries, UniqueBitmap
 from django_redis_metrics.decorators import count, mark, track_event
 from django_redis_metrics.sending import sender
 
-from .conftest import counting_round_trips
+from .conftest import counting_round_trips, wait_for_a_failure
 
 pytestmark = pytest.mark.django_db
 
@@ -84,10 +83,7 @@ def test_decorators_fail_open(with_middleware: Any, caplog: pytest.LogCaptureFix
     with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
         assert Client().post("/signup/").status_code == 200  # no flush: Redis is away
         assert async_to_sync(AsyncClient().post)("/upload/").status_code == 200
-        deadline = time.monotonic() + 10
-        while not sender.sender.failures:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        wait_for_a_failure()
     assert sender.sender.pending() == 2  # kept until Redis answers
     assert "Metrics writes are waiting" in caplog.text
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-import time
 import uuid
 from typing import Any
 
@@ -23,7 +22,7 @@ from django_redis_metrics.sending import sender
 from django_redis_metrics.sending.writes import Writes
 from django_redis_metrics.testing import RedisServer
 
-from .conftest import counting_round_trips
+from .conftest import counting_round_trips, wait_for_a_failure
 
 pytestmark = pytest.mark.django_db
 
@@ -175,13 +174,6 @@ def point_at(settings: Any, url: str, **extra: Any) -> None:
         **extra,
     }
     sender.reset()
-
-
-def wait_for_a_failure() -> None:
-    deadline = time.monotonic() + 10
-    while not sender.sender.failures:
-        assert time.monotonic() < deadline, "the sender never tried"
-        time.sleep(0.01)
 
 
 def test_requests_are_counted_through_a_redis_restart(

@@ -17,6 +17,8 @@ from django_redis_metrics.sending import sender
 from django_redis_metrics.sending.writes import Writes
 from django_redis_metrics.testing import RedisClusterServers, RedisServer
 
+from .conftest import wait_for_a_failure
+
 #: How long each fault lasts: several attempts of the sender (FAIL_OPEN_TIMEOUT 0.2 s), far
 #: below the 5 s node timeout of the test cluster (so it does not fail over).
 FAULT_SECONDS = 1.5
@@ -44,6 +46,12 @@ def hit(name: str = "hits", times: int = 1) -> None:
         assert sender.submit(writes)
 
 
+def one_hit_stored() -> None:
+    """Before the fault: a hit stored, so connections and scripts are in place."""
+    hit()
+    assert sender.flush()
+
+
 def total(name: str = "hits") -> int:
     return Counter(name).total(86400)
 
@@ -59,12 +67,13 @@ def during(seconds: float, name: str = "hits") -> int:
     return count
 
 
-def wait_for_a_failure(since: int) -> None:
-    """Until the sender has failed since ``since`` failures (it lingers before its attempt)."""
-    deadline = time.monotonic() + 10
-    while sender.sender.failures <= since:
-        assert time.monotonic() < deadline, "the sender never tried"
-        time.sleep(0.01)
+def stopped(server: RedisServer) -> int:
+    """Hits submitted while ``server`` is stopped (SIGSTOP) for ``FAULT_SECONDS``."""
+    server.pause()
+    try:
+        return during(FAULT_SECONDS)
+    finally:
+        server.resume()
 
 
 def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -72,8 +81,7 @@ def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 def test_writes_through_a_client_pause_are_stored_exactly_once(server: RedisServer) -> None:
-    hit()
-    assert sender.flush()
+    one_hit_stored()
     failures = sender.sender.failures
     server.client().execute_command("CLIENT", "PAUSE", int(FAULT_SECONDS * 1000), "ALL")
     sent = during(FAULT_SECONDS + 0.3)
@@ -87,13 +95,8 @@ def test_a_reply_lost_after_the_write_was_applied_is_not_counted_twice(
 ) -> None:
     """SIGSTOP: each attempt's request waits in the stopped server's socket while the client
     times out and tries again; at SIGCONT the server applies every copy it received."""
-    hit()
-    assert sender.flush()
-    server.pause()
-    try:
-        sent = during(FAULT_SECONDS)
-    finally:
-        server.resume()
+    one_hit_stored()
+    sent = stopped(server)
     assert sender.flush()
     assert sender.sender.duplicates >= 1  # a batch Redis had applied, whose reply was lost
     assert total() == 1 + sent
@@ -103,14 +106,8 @@ def test_a_reply_lost_on_redis_cluster_is_not_counted_twice(
     cluster: Any, redis_cluster: RedisClusterServers, fresh_state: None, metrics_settings: Any
 ) -> None:
     metrics_settings(FAIL_OPEN_TIMEOUT=0.2)
-    hit()
-    assert sender.flush()
-    node = redis_cluster.master_of(Counter("hits").meta_key)
-    node.pause()
-    try:
-        sent = during(FAULT_SECONDS)
-    finally:
-        node.resume()
+    one_hit_stored()
+    sent = stopped(redis_cluster.master_of(Counter("hits").meta_key))
     assert sender.flush()
     assert sender.sender.duplicates >= 1
     assert total() == 1 + sent
@@ -130,8 +127,7 @@ def test_writes_survive_a_restart_with_an_append_only_file(server: RedisServer) 
 def test_writes_refused_for_lack_of_memory_are_stored_once_memory_is_back(
     server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    hit()
-    assert sender.flush()
+    one_hit_stored()
     admin = server.client()
     admin.config_set("maxmemory", 1)  # noeviction: every write is refused (OOM)
     try:
@@ -148,8 +144,7 @@ def test_writes_refused_for_lack_of_memory_are_stored_once_memory_is_back(
 def test_one_warning_when_an_outage_starts_and_one_when_it_ends(
     server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    hit()
-    assert sender.flush()
+    one_hit_stored()
     server.kill()
     with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
         sent = during(FAULT_SECONDS)
@@ -222,6 +217,5 @@ def test_flush_times_out_while_redis_is_away_and_reset_discards_what_waits(
     sender.reset()
     assert sender.sender.pending() == 0
     server.restart()
-    hit()
-    assert sender.flush()
+    one_hit_stored()
     assert total() == 1

@@ -26,7 +26,7 @@ from django_redis_metrics.sending import failopen, sender
 from django_redis_metrics.sending.writes import Submission, Writes, build_batch
 from django_redis_metrics.testing import RedisServer
 
-from .conftest import flushed, signed_in
+from .conftest import flushed, signed_in, wait_for_a_failure
 
 pytestmark = pytest.mark.django_db
 
@@ -64,14 +64,6 @@ def tracebacks(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
 
 
 # 1. Redis Cluster that cannot be reached
-
-
-def wait_for_a_failure() -> None:
-    """Until the sender has met the failing Redis at least once."""
-    deadline = time.monotonic() + 10
-    while not sender.sender.failures:
-        assert time.monotonic() < deadline, "the sender never tried"
-        time.sleep(0.01)
 
 
 def test_an_unreachable_cluster_keeps_the_writes_and_warns_once_without_tracebacks(
