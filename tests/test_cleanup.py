@@ -28,18 +28,31 @@ def test_cadence_follows_the_seed():
     assert [p for p in (1, 5, 60, 300, 3600, 86400) if due(p, passes=5)] == [1, 5, 60, 300]
 
 
-def test_keeps_exactly_the_newest_samples(backend):
-    counter = Counter("kept", precisions=[5], samples=4)
+def test_keeps_exactly_the_newest_samples_before_now(backend):
+    """Writes keep the newest samples before the newest slice; the cleaner, before now: it
+    trims a counter nobody writes any more."""
+    counter = Counter("kept", precisions=[5], samples=10)
     counter.incr_many((T - 5 * i, 1) for i in range(10))
-    report = clean_counters(now=T + 2)
+    report = clean_counters(now=T + 2 + 30)  # six slices later
     assert [start for start, _ in counter.series(5)] == [T - 15, T - 10, T - 5, T]
     assert report.items_removed == 6
     assert report.metrics_removed == []
 
 
+def legacy_hash(client, counter: Counter, precision: int, starts) -> str:
+    """A precision hash as a version without write-time retention left it: every slice ever
+    written, far more than its samples (written straight to Redis, in chunks)."""
+    counter.incr(when=T)  # the meta hash, the catalogue
+    key = counter.key(precision)
+    starts = list(starts)
+    for index in range(0, len(starts), 1000):
+        client.hset(key, mapping=dict.fromkeys(starts[index : index + 1000], 1))
+    return key
+
+
 def test_trims_huge_hashes_in_bounded_batches(single):
     counter = Counter("huge", precisions=[1], samples=10)
-    counter.incr_many((T - i, 1) for i in range(20_000))
+    legacy_hash(single.client, counter, 1, (T - i for i in range(20_000)))
     before = single.client.info("commandstats").get("cmdstat_hdel", {}).get("calls", 0)
     report = clean_counters(now=T, batch_size=500)
     after = single.client.info("commandstats")["cmdstat_hdel"]["calls"]

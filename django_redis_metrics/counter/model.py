@@ -7,6 +7,7 @@ of samples (so the cleaner needs no Python configuration), and a catalogue lists
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
@@ -18,6 +19,7 @@ from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, run_calls
 from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import catalogue_key, metric_key, to_str, validate_name
+from ..core.retention import MAX_AHEAD, validate_precisions, validate_samples
 from ..core.scripts import ScriptLibrary
 from ..core.timeutil import When, slice_start, slice_starts, to_timestamp
 from ..core.validation import integer, positive_int
@@ -27,31 +29,12 @@ script = ScriptLibrary(__name__.rpartition(".")[0])
 KIND = "counter"
 #: Largest absolute count accepted in one increment; keeps totals far from int64 overflow.
 MAX_COUNT = 2**53
-#: Most precisions one counter may keep (each is a key written by every increment).
-MAX_PRECISIONS = 64
-
-
-def validate_precisions(precisions: object) -> tuple[int, ...]:
-    """Sorted unique positive integer precisions (seconds), or a clear error."""
-    if isinstance(precisions, str | bytes) or not isinstance(precisions, Iterable):
-        raise TypeError(f"precisions must be a sequence of seconds, not {precisions!r}.")
-    values = tuple(precisions)
-    if not values:
-        raise ValueError("precisions must name at least one precision.")
-    if len(values) > MAX_PRECISIONS:
-        raise ValueError(f"A counter keeps at most {MAX_PRECISIONS} precisions, not {len(values)}.")
-    checked = {integer(value, "each precision", minimum=1, unit="seconds") for value in values}
-    return tuple(sorted(checked))
 
 
 @lru_cache(maxsize=32)
 def _settings_precisions(value: tuple[int, ...]) -> tuple[int, ...]:
     """``COUNTER_PRECISIONS`` validated once per distinct value, not on every increment."""
     return validate_precisions(value)
-
-
-def validate_samples(samples: object) -> int:
-    return positive_int(samples, "samples")
 
 
 def validate_count(count: object) -> int:
@@ -145,7 +128,7 @@ class Counter(Metric):
         timestamp = to_timestamp(when)
         slices = {p: {int(timestamp // p) * p: count} for p in self.precisions}
         client = get_redis_connection()
-        call = self._incr_call(slices, client)
+        call = self._incr_call(slices, timestamp, client)
         if batch is not None:
             batch.add(call)
         else:
@@ -158,10 +141,12 @@ class Counter(Metric):
         carries at most ``MAX_PAIRS_PER_CALL`` slices; returns the number of calls made.
         """
         totals: dict[int, dict[int, int]] = {p: defaultdict(int) for p in self.precisions}
+        latest = -math.inf
         for item in increments:
             if not isinstance(item, tuple) or len(item) != 2:
                 raise TypeError(f"incr_many expects (when, count) pairs, not {item!r}.")
             timestamp = to_timestamp(item[0])
+            latest = max(latest, timestamp)
             count = validate_count(item[1])
             for precision, slices in totals.items():
                 slices[slice_start(timestamp, precision)] += count
@@ -172,18 +157,21 @@ class Counter(Metric):
                         f"The increments of slice {start} add up to {total}, beyond ±2**53."
                     )
         client = get_redis_connection()
-        calls = [
-            self._incr_call(chunk, client) for chunk in _chunks(totals, self.MAX_PAIRS_PER_CALL)
-        ]
+        chunks = _chunks(totals, self.MAX_PAIRS_PER_CALL)
+        calls = [self._incr_call(chunk, latest, client) for chunk in chunks]
         if calls:
             run_calls(client, calls)
         return len(calls)
 
-    def _incr_call(self, slices: dict[int, dict[int, int]], client: RedisClient) -> ScriptCall:
+    def _incr_call(
+        self, slices: dict[int, dict[int, int]], latest: float, client: RedisClient
+    ) -> ScriptCall:
+        """One script call adding ``slices`` (precision -> slice start -> count); ``latest``
+        is the latest time they hold, which the script checks against the Redis clock."""
         inline = catalogue.inline_catalogue(client)
         base = metric_key(KIND, self.name)  # settings are read once per write, not per key
         keys: list[str] = [f"{base}:meta", *(f"{base}:{p}" for p in slices)]
-        args: list[str | int] = [self.name, self.samples, int(inline)]
+        args: list[str | int] = [self.name, self.samples, int(inline), MAX_AHEAD, repr(latest)]
         for precision, counts in slices.items():
             args += [precision, len(counts)]
             for start, count in counts.items():
@@ -214,7 +202,7 @@ class Counter(Metric):
     ) -> list[tuple[int, int]]:
         """The newest ``count`` slices (default: ``samples``) up to ``until``, zero-filled."""
         precision = self._check_precision(precision)
-        count = self.samples if count is None else validate_samples(count)
+        count = self.samples if count is None else positive_int(count, "count")
         if count > self.MAX_RECENT:
             raise ValueError(f"recent() reads at most {self.MAX_RECENT} slices, not {count}.")
         starts = slice_starts(precision, count, to_timestamp(until, "until"))
@@ -237,11 +225,10 @@ class Counter(Metric):
 
 
 def precision_samples(meta: Mapping[Any, Any]) -> dict[int, int]:
-    """``{precision: samples}`` from a counter's meta hash (skipping its 'listed' flag)."""
+    """``{precision: samples}`` from a counter's meta hash (skipping its 'listed' flag and the
+    'h:<precision>' heads the write script keeps)."""
     return {
-        int(to_str(key)): int(to_str(value))
-        for key, value in meta.items()
-        if to_str(key) != catalogue.LISTED
+        int(to_str(key)): int(to_str(value)) for key, value in meta.items() if to_str(key).isdigit()
     }
 
 

@@ -1,0 +1,71 @@
+-- Retention of epoch-aligned slices kept as the fields of one hash per precision, named by their
+-- start (a counter's precision hash; any kind of metric stored the same way). A hash keeps the
+-- newest `samples` slices up to its head: the newest slice written, never past the slice of the
+-- Redis clock, and never moving back. So the fields of a hash always lie in
+-- (head - samples * p, head + ahead + p], `ahead` being how far writes may run ahead of the
+-- clock (later writes are refused), and which fields fell out is known arithmetically: no scan.
+
+-- The head once slices up to `newest` are written (nil: the hash has none yet).
+local function slice_head(head, newest, now_slice)
+    local candidate = math.min(newest, now_slice)
+    if head == nil or candidate > head then
+        return candidate
+    end
+    return head
+end
+
+-- Delete the slices that fell out when the head moved from `old_head` (with `old_samples`
+-- kept) to `head` (with `samples` kept): the starts in (old_head - old_samples * p,
+-- head - samples * p]. When that covers every field the hash held before this write, the hash
+-- is rebuilt from `written` alone (the fields this write made, all newer): a fresh hash, so
+-- its memory really returns. Else HDEL of at most old_samples + ahead / p + 1 fields.
+-- `suffixes` (optional) names the fields of one slice, start .. suffix, for metrics that keep
+-- several fields per slice.
+local function drop_slices(key, old_head, old_samples, head, samples, p, ahead, written, suffixes)
+    local lo, hi = old_head - old_samples * p, head - samples * p
+    if hi <= lo then
+        return
+    end
+    if hi >= old_head + ahead + p then
+        local values = #written > 0 and redis.call('HMGET', key, unpack(written)) or {}
+        redis.call('DEL', key)
+        local pairs = {}
+        for i, field in ipairs(written) do
+            if values[i] then
+                pairs[#pairs + 1] = field
+                pairs[#pairs + 1] = values[i]
+            end
+        end
+        if #pairs > 0 then
+            redis.call('HSET', key, unpack(pairs))
+        end
+        return
+    end
+    local fields = {}
+    for start = lo + p, hi, p do
+        local name = string.format('%d', start)
+        if suffixes then
+            for _, suffix in ipairs(suffixes) do
+                fields[#fields + 1] = name .. suffix
+            end
+        else
+            fields[#fields + 1] = name
+        end
+        if #fields >= 1000 then
+            redis.call('HDEL', key, unpack(fields))
+            fields = {}
+        end
+    end
+    if #fields > 0 then
+        redis.call('HDEL', key, unpack(fields))
+    end
+end
+
+-- Make `key` expire no earlier than `at_ms` (Unix time, ms): the longest TTL asked for wins,
+-- and a key without a TTL gets one. A missing key is left missing.
+local function expire_no_earlier(key, at_ms)
+    local current = redis.call('PEXPIRETIME', key)
+    if current == -1 or (current >= 0 and current < at_ms) then
+        redis.call('PEXPIREAT', key, at_ms)
+    end
+end
