@@ -57,7 +57,7 @@ def clean_bitmaps(
     timestamp = to_timestamp(now, "now")
     cutoffs = {p: retention_cutoff(p, retention[p], timestamp) for p in PERIOD_NAMES}
     report = CleanupReport(KIND, dry_run=dry_run)
-    for name in catalogue.names(client, KIND):
+    for name in catalogue.names(client, KIND, forget=not dry_run):
         report.metrics_checked += 1
         bitmap = UniqueBitmap(name, periods=PERIOD_NAMES)
         for period_name, cutoff in cutoffs.items():

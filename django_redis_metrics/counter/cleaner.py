@@ -32,7 +32,7 @@ def clean_counters(
     client = client or get_redis_connection()
     timestamp = to_timestamp(now, "now")
     report = CleanupReport(COUNTER_KIND, dry_run=dry_run)
-    for name in catalogue.names(client, COUNTER_KIND):
+    for name in catalogue.names(client, COUNTER_KIND, forget=not dry_run):
         report.metrics_checked += 1
         _clean_counter(client, name, timestamp, passes, dry_run, batch_size, report)
     return report

@@ -7,7 +7,6 @@ of samples (so the cleaner needs no Python configuration), and a catalogue lists
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
@@ -128,7 +127,7 @@ class Counter(Metric):
         timestamp = to_timestamp(when)
         slices = {p: {int(timestamp // p) * p: count} for p in self.precisions}
         client = get_redis_connection()
-        call = self._incr_call(slices, timestamp, client)
+        call = self._incr_call(slices, client)
         if batch is not None:
             batch.add(call)
         else:
@@ -141,12 +140,10 @@ class Counter(Metric):
         carries at most ``MAX_PAIRS_PER_CALL`` slices; returns the number of calls made.
         """
         totals: dict[int, dict[int, int]] = {p: defaultdict(int) for p in self.precisions}
-        latest = -math.inf
         for item in increments:
             if not isinstance(item, tuple) or len(item) != 2:
                 raise TypeError(f"incr_many expects (when, count) pairs, not {item!r}.")
             timestamp = to_timestamp(item[0])
-            latest = max(latest, timestamp)
             count = validate_count(item[1])
             for precision, slices in totals.items():
                 slices[slice_start(timestamp, precision)] += count
@@ -158,20 +155,17 @@ class Counter(Metric):
                     )
         client = get_redis_connection()
         chunks = _chunks(totals, self.MAX_PAIRS_PER_CALL)
-        calls = [self._incr_call(chunk, latest, client) for chunk in chunks]
+        calls = [self._incr_call(chunk, client) for chunk in chunks]
         if calls:
             run_calls(client, calls)
         return len(calls)
 
-    def _incr_call(
-        self, slices: dict[int, dict[int, int]], latest: float, client: RedisClient
-    ) -> ScriptCall:
-        """One script call adding ``slices`` (precision -> slice start -> count); ``latest``
-        is the latest time they hold, which the script checks against the Redis clock."""
+    def _incr_call(self, slices: dict[int, dict[int, int]], client: RedisClient) -> ScriptCall:
+        """One script call adding ``slices`` (precision -> slice start -> count)."""
         inline = catalogue.inline_catalogue(client)
         base = metric_key(KIND, self.name)  # settings are read once per write, not per key
         keys: list[str] = [f"{base}:meta", *(f"{base}:{p}" for p in slices)]
-        args: list[str | int] = [self.name, self.samples, int(inline), MAX_AHEAD, repr(latest)]
+        args: list[str | int] = [self.name, self.samples, int(inline), MAX_AHEAD]
         for precision, counts in slices.items():
             args += [precision, len(counts)]
             for start, count in counts.items():

@@ -219,9 +219,11 @@ def test_a_counter_retired_while_its_writer_lists_it_leaves_no_ghost(cluster, mo
     Counter("ghost", precisions=[1]).incr(when=T0)
     monkeypatch.undo()
     assert not cluster.client.exists(Counter("ghost").meta_key)
-    assert [c.name for c in Counter.objects.all()] == ["ghost"]  # listed, harmlessly, until ...
+    assert cluster.client.zscore(catalogue.catalogue_key("counter"), "ghost") == 0  # listed ...
+    assert [c.name for c in Counter.objects.all()] == []  # ... until a listing forgets it
+    assert cluster.client.zscore(catalogue.catalogue_key("counter"), "ghost") is None
     clean_counters(now=T0)
-    assert Counter.objects.names() == []  # ... the next cleaning pass unlists it
+    assert Counter.objects.names() == []
 
 
 def test_a_refused_write_in_a_batch_leaves_the_others_and_the_socket_in_step(single):

@@ -17,27 +17,27 @@ end
 -- Delete the slices that fell out when the head moved from `old_head` (with `old_samples`
 -- kept) to `head` (with `samples` kept): the starts in (old_head - old_samples * p,
 -- head - samples * p]. When that covers every field the hash held before this write, the hash
--- is rebuilt from `written` alone (the fields this write made, all newer): a fresh hash, so
--- its memory really returns. Else HDEL of at most old_samples + ahead / p + 1 fields.
--- `suffixes` (optional) names the fields of one slice, start .. suffix, for metrics that keep
--- several fields per slice.
-local function drop_slices(key, old_head, old_samples, head, samples, p, ahead, written, suffixes)
+-- is rebuilt from the fields left above that range (this write's): a fresh hash, so its
+-- memory really returns. Else HDEL of at most old_samples + ahead / p + 1 fields. `suffixes`
+-- (optional) names the fields of one slice, start .. suffix, for metrics that keep several
+-- fields per slice.
+local function drop_slices(key, old_head, old_samples, head, samples, p, ahead, suffixes)
     local lo, hi = old_head - old_samples * p, head - samples * p
     if hi <= lo then
         return
     end
     if hi >= old_head + ahead + p then
-        local values = #written > 0 and redis.call('HMGET', key, unpack(written)) or {}
+        local all = redis.call('HGETALL', key)
         redis.call('DEL', key)
-        local pairs = {}
-        for i, field in ipairs(written) do
-            if values[i] then
-                pairs[#pairs + 1] = field
-                pairs[#pairs + 1] = values[i]
+        local kept = {}
+        for i = 1, #all, 2 do
+            if tonumber(string.match(all[i], '^-?%d+')) > hi then
+                kept[#kept + 1] = all[i]
+                kept[#kept + 1] = all[i + 1]
             end
         end
-        if #pairs > 0 then
-            redis.call('HSET', key, unpack(pairs))
+        if #kept > 0 then
+            redis.call('HSET', key, unpack(kept))
         end
         return
     end
