@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .connection import RedisClient, get_redis_connection
-from .keys import pattern, to_str
+from .keys import temp_pattern, to_str
 from .timeutil import When
 
 #: The report name of the stray temporary keys' cleaner.
@@ -63,8 +63,8 @@ def clean_temporary(
 ) -> CleanupReport:
     """Give stray temporary keys (a crash left them without a TTL) a short TTL.
 
-    Temporary keys are ``<prefix>:<kind>:{<name>}:tmp:<token>``; names contain no braces, so
-    the pattern cannot match a metric's own keys. Found with SCAN in batches, never KEYS; only
+    Temporary keys are ``<prefix>:tmp:{<name>}:<kind>:<token>``, a namespace no metric key
+    reaches, whatever its name or values (see ``keys.py``). Found with SCAN in batches, never KEYS; only
     every ``TEMP_EVERY_PASSES`` passes. Keys get ``STRAY_TEMP_TTL`` seconds rather than being
     deleted, so an operation still using one can finish.
     """
@@ -73,7 +73,7 @@ def clean_temporary(
     if passes % TEMP_EVERY_PASSES:
         report.note = f"not due (looked for every {TEMP_EVERY_PASSES} passes)"
         return report
-    match = pattern().removesuffix("*") + "*}:tmp:*"
+    match = temp_pattern()
     keys = list(client.scan_iter(match=match, count=batch_size))
     report.metrics_checked = len(keys)
     for index in range(0, len(keys), batch_size):

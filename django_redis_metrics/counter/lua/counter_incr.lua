@@ -124,9 +124,9 @@ if fresh then
         if old_head and old_samples and (head > old_head or samples < old_samples) then
             drop_slices(key, old_head, old_samples, head, samples, p, ahead)
         end
-        local ttl = (samples + 1) * p * 1000
-        redis.call('PEXPIRE', key, ttl)
-        meta_expiry = math.max(meta_expiry, now_ms + ttl)
+        local expires = now_ms + (samples + 1) * p * 1000
+        redis.call('PEXPIREAT', key, expires)
+        meta_expiry = math.max(meta_expiry, expires)
         changed[#changed + 1] = ARGV[at]
         changed[#changed + 1] = samples
         changed[#changed + 1] = fields[2 * j + 1]

@@ -1,10 +1,10 @@
 -- The Redis server's clock, the one reference of write-time retention for every writer.
--- Returns seconds (a float) and milliseconds (an integer).
+-- Returns seconds (a float), milliseconds (an integer) and TIME's own reply.
 local function server_clock()
     local time = redis.call('TIME')
     local seconds = tonumber(time[1])
     local micros = tonumber(time[2])
-    return seconds + micros / 1000000, seconds * 1000 + math.floor(micros / 1000)
+    return seconds + micros / 1000000, seconds * 1000 + math.floor(micros / 1000), time
 end
 
 -- The refusal of a write stamped more than `ahead` seconds after the Redis clock (`now`), or

@@ -61,11 +61,12 @@ local function drop_slices(key, old_head, old_samples, head, samples, p, ahead, 
     end
 end
 
--- Make `key` expire no earlier than `at_ms` (Unix time, ms): the longest TTL asked for wins,
--- and a key without a TTL gets one. A missing key is left missing.
-local function expire_no_earlier(key, at_ms)
-    local current = redis.call('PEXPIRETIME', key)
-    if current == -1 or (current >= 0 and current < at_ms) then
+-- Make `key` expire no earlier than `at_ms` (Unix time, ms; `now_ms`: the clock): the longest
+-- TTL asked for wins, and a key without a TTL gets one. A missing key is left missing. (PTTL,
+-- not PEXPIRETIME: the demo's embedded Redis is 6.2.)
+local function expire_no_earlier(key, at_ms, now_ms)
+    local ttl = redis.call('PTTL', key)
+    if ttl == -1 or (ttl >= 0 and now_ms + ttl < at_ms) then
         redis.call('PEXPIREAT', key, at_ms)
     end
 end
