@@ -61,6 +61,22 @@ def test_trims_huge_hashes_in_bounded_batches(single):
     assert len(counter.series(1)) == 10
 
 
+def test_a_hash_that_shrank_is_compacted_so_its_memory_returns(single):
+    """Redis never converts a trimmed hash back to its compact encoding: the cleaner rewrites
+    it (a hash left by a version without write-time retention, or by a bigger ``samples``)."""
+    counter = Counter("grown", precisions=[1], samples=120)
+    key = legacy_hash(single.client, counter, 1, (T - i for i in range(86_400)))
+    grown = single.client.memory_usage(key, samples=0)
+    assert single.client.object("encoding", key) == b"hashtable"
+    report = clean_counters(now=T, batch_size=500)
+    assert single.client.hlen(key) == 120
+    assert single.client.object("encoding", key) == b"listpack"
+    assert single.client.memory_usage(key, samples=0) < grown / 100
+    assert "counter 'grown' precision 1s: compacted" in report.details
+    assert counter.series(1) == [(T - 119 + i, 1) for i in range(120)]
+    assert single.client.ttl(key) > 0
+
+
 def test_dry_run_changes_nothing(backend):
     Counter("old", precisions=[1], samples=2).incr(when=T - 100)
     Counter("new", precisions=[1], samples=2).incr(when=T)

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from redis.exceptions import ResponseError
+
 from .connection import RedisClient, get_redis_connection
 from .keys import temp_pattern, to_str
+from .scripts import script
 from .timeutil import When
 
 #: The report name of the stray temporary keys' cleaner.
@@ -39,6 +42,25 @@ class CleanupReport:
 
 
 Cleaner = Callable[..., CleanupReport]
+
+#: Redis's default ``hash-max-listpack-entries``: most fields of a hash in the compact encoding.
+LISTPACK_ENTRIES = 128
+
+
+def listpack_entries(client: RedisClient) -> int:
+    """The server's ``hash-max-listpack-entries`` (the default where CONFIG is not allowed)."""
+    try:
+        found = client.config_get("hash-max-listpack-entries")
+    except ResponseError:  # managed services often disable CONFIG
+        return LISTPACK_ENTRIES
+    value = next(iter(found.values()), None) if isinstance(found, dict) else None
+    return int(value) if value is not None else LISTPACK_ENTRIES
+
+
+def compact(client: RedisClient, key: str, entries: int) -> bool:
+    """Rewrite the hash ``key`` if it shrank into the compact encoding's size (see
+    ``hash_compact.lua``): after a trim, its memory really returns."""
+    return bool(int(script("hash_compact")(client, [key], [entries])))
 
 
 def due(precision: int, passes: int) -> bool:
