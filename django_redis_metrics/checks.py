@@ -44,8 +44,8 @@ from .bitmaps.retention import validate_retention as bitmaps_validate_retention
 from .conf import DEFAULTS, SETTING_NAME
 from .core.connection import is_url
 from .core.keys import validate_name, validate_prefix
+from .core.retention import validate_precisions, validate_samples
 from .core.validation import positive_int, seconds
-from .counter.model import validate_precisions, validate_samples
 from .events.model import validate_max_values
 from .events.model import validate_retention as events_validate_retention
 

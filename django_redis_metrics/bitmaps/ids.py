@@ -40,6 +40,8 @@ def validate_max_user_id(value: object) -> int:
     if not 0 <= value <= MAX_OFFSET:
         raise ValueError(f"must be in [0, 2**32 - 1], not {value}.")
     return int(value)
+
+
 MAX_ID_LENGTH = 512
 #: Assigned ids kept in process (assignments never change), per connection and prefix.
 ID_CACHE_SIZE = 100_000

@@ -58,4 +58,3 @@ def period_bounds(period: Period, keep: int) -> tuple[int, float]:
     """``(expire_at_ms, oldest_kept_start)`` of ``period`` (see ``period_retention``): marks
     come in time order, so the few current periods are computed once."""
     return period_retention(period, keep)
-

@@ -86,9 +86,9 @@ def clean_temporary(
     """Give stray temporary keys (a crash left them without a TTL) a short TTL.
 
     Temporary keys are ``<prefix>:tmp:{<name>}:<kind>:<token>``, a namespace no metric key
-    reaches, whatever its name or values (see ``keys.py``). Found with SCAN in batches, never KEYS; only
-    every ``TEMP_EVERY_PASSES`` passes. Keys get ``STRAY_TEMP_TTL`` seconds rather than being
-    deleted, so an operation still using one can finish.
+    reaches, whatever its name or values (see ``keys.py``). Found with SCAN in batches, never
+    KEYS; only every ``TEMP_EVERY_PASSES`` passes. Keys get ``STRAY_TEMP_TTL`` seconds rather
+    than being deleted, so an operation still using one can finish.
     """
     client = client or get_redis_connection()
     report = CleanupReport(TEMP_KIND, dry_run=dry_run)

@@ -221,19 +221,20 @@ class EventSeries(SeriesQueries, Metric):
             valid_field(field)
             stored, text = encode_value(field, value)
             encoded = utf8(stored, f"The value of field {field!r}")
+            indexed = field in self.index
+            if indexed and len(encoded) - 2 > self.MAX_INDEXED_VALUE_BYTES:  # the text, untagged
+                raise ValueError(
+                    f"The value of the indexed field {field!r} takes {len(encoded) - 2} bytes; "
+                    f"at most {self.MAX_INDEXED_VALUE_BYTES} are allowed: an indexed value names "
+                    "a key (EventSeries.MAX_INDEXED_VALUE_BYTES)."
+                )
             if len(encoded) > self.MAX_VALUE_BYTES:
                 raise ValueError(
                     f"The value of field {field!r} takes {len(encoded)} bytes; at most "
                     f"{self.MAX_VALUE_BYTES} are allowed (EventSeries.MAX_VALUE_BYTES)."
                 )
             flat += [field.encode("utf-8"), encoded]
-            if field in self.index:
-                if len(encoded) - 2 > self.MAX_INDEXED_VALUE_BYTES:  # the text, untagged
-                    raise ValueError(
-                        f"The value of the indexed field {field!r} takes {len(encoded) - 2} "
-                        f"bytes; at most {self.MAX_INDEXED_VALUE_BYTES} are allowed: an indexed "
-                        "value names a key (EventSeries.MAX_INDEXED_VALUE_BYTES)."
-                    )
+            if indexed:
                 entries.append((field, text))
         return score(timestamp), flat, entries
 

@@ -53,9 +53,12 @@ def test_the_stray_key_cleaner_finds_temporary_keys_in_their_slot(backend: Any) 
     busy = temp_key("bitmap", "users:tmp:*", "running")
     backend.client.set(stray, b"\x01")
     backend.client.set(busy, b"\x01", ex=300)
-    assert backend.client.cluster_keyslot(stray) == backend.client.cluster_keyslot(
-        UniqueBitmap("users:tmp:*").key(Day.containing(0))
-    ) if backend.cluster else True
+    assert (
+        backend.client.cluster_keyslot(stray)
+        == backend.client.cluster_keyslot(UniqueBitmap("users:tmp:*").key(Day.containing(0)))
+        if backend.cluster
+        else True
+    )
     report = clean_temporary(passes=0)
     assert report.metrics_checked == 2 and report.items_removed == 1
     assert 0 < backend.client.ttl(stray) <= STRAY_TEMP_TTL

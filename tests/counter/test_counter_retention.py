@@ -36,7 +36,10 @@ def test_each_precision_keeps_its_samples_as_it_is_written(backend):
         newest = head // precision * precision
         expected = [newest - precision * i for i in range(9, -1, -1)]
         assert fields(backend, counter, precision) == [s for s in expected if s >= T0]
-        assert backend.client.object("encoding", counter.key(precision)) in (b"listpack", "listpack")
+        assert backend.client.object("encoding", counter.key(precision)) in (
+            b"listpack",
+            "listpack",
+        )
     assert counter.series(1) == [(head - 9 + i, 1) for i in range(10)]
     assert counter.series(60)[-1] == (T0 + 960, 40)  # 960..999: the newest slice
 
