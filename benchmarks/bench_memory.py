@@ -212,7 +212,10 @@ def main() -> None:
         )
         for name, result in ours.items():
             then = today.get(name, {})
-            ratio = f"{then['bytes'] / result['bytes']:,.0f}x" if then else "-"
+            ratio = "-"
+            if then:
+                times = then["bytes"] / result["bytes"]
+                ratio = f"{times:,.0f}x" if times >= 10 else f"{times:.1f}x"
             print(
                 f"{name:9} {result['keys']:>7,} {human(result['bytes']):>10} "
                 f"{then.get('keys', 0):>12,} {human(then.get('bytes', 0)):>10} {ratio:>8}  "
