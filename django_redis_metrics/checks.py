@@ -25,6 +25,8 @@ django_redis_metrics.E044  FAIL_OPEN_TIMEOUT or FAIL_OPEN_COOLDOWN is not a posi
 django_redis_metrics.E045  SEND_DELAY is not a non-negative number of seconds
 django_redis_metrics.E046  SEND_BATCH_SIZE or SEND_QUEUE_SIZE is not a positive int
 django_redis_metrics.E050  ADMIN_PAGE_SIZE is not a positive int
+django_redis_metrics.E051  DASHBOARD is not a list of dashboard tiles (names, dotted paths of
+                           Tile subclasses, or {"tile": ..., **options})
 =========================  ==========================================================
 """
 
@@ -35,6 +37,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning
 
@@ -156,6 +159,10 @@ def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
         "ADMIN_PAGE_SIZE",
         "E050",
     )
+    if apps.is_installed("django.contrib.admin"):  # the dashboard is an admin page
+        from .admin.dashboard import resolve_tiles
+
+        errors += _validated(value["DASHBOARD"], resolve_tiles, "DASHBOARD", "E051")
     return errors
 
 

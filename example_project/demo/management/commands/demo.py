@@ -1,14 +1,19 @@
 """``manage.py demo``: migrate, create the demo admin account, record some data, serve.
 
 While serving, a few simulated visitors browse the shop (through the real middleware and view
-decorators) so that the live charts move.
+decorators) at the generated history's rates (``demo/traffic.py``), so that the live charts
+move and continue the past. SIGTERM (``kill``, docker, systemd) stops the demo as Ctrl-C does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
+import signal
 import threading
+import time
 from argparse import ArgumentParser
+from types import FrameType
 from typing import Any
 
 from django.conf import settings
@@ -20,7 +25,7 @@ from django.urls import reverse
 
 from django_redis_metrics import flush
 
-from ...metrics import COUNTRIES, FILES, PRODUCTS
+from ...traffic import SIGNED_IN, mark_written, next_visit, pick_country, pick_file, pick_product
 
 DEMO_USERNAME = "admin"
 DEMO_PASSWORD = "metrics-demo"
@@ -61,6 +66,7 @@ class Command(BaseCommand):
         if embedded is not None:
             self.stdout.write(f"Embedded Redis: pid {embedded.pid}, {embedded.socket_file}")
         stop = threading.Event()
+        signal.signal(signal.SIGTERM, interrupt)
         visitors_thread = None
         if not options["no_visitors"]:
             visitors = [
@@ -80,14 +86,20 @@ class Command(BaseCommand):
             stop.set()
             if visitors_thread is not None:
                 visitors_thread.join(timeout=10)
+                # The visitors wrote the history of this session: not to be generated again.
+                with contextlib.suppress(Exception):
+                    mark_written(time.time())
             flush(timeout=2)
 
 
-def simulate_visitors(
-    users: list[Any], pause: float = 0.4, stop: threading.Event | None = None
-) -> None:
+def interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM stops the demo the way Ctrl-C does, so the embedded Redis is shut down too."""
+    raise KeyboardInterrupt
+
+
+def simulate_visitors(users: list[Any], stop: threading.Event | None = None) -> None:
     """Browse the shop until ``stop`` is set, as anonymous or signed-in visitors, through the
-    whole stack."""
+    whole stack, at the rate and in the mix of views of the generated history."""
     stop = stop or threading.Event()
     rng = random.Random()
     clients = [Client() for _ in users]
@@ -95,20 +107,21 @@ def simulate_visitors(
         client.force_login(user)
     anonymous = Client()
     while not stop.is_set():
-        client = rng.choice([anonymous, anonymous, *clients])
-        product = rng.choice(PRODUCTS)
-        choice = rng.random()
+        delay, view = next_visit(rng, time.time())
+        if stop.wait(delay):
+            return
+        client = rng.choice(clients) if rng.random() < SIGNED_IN else anonymous
+        product = pick_product(rng)
         try:
-            if choice < 0.4:
+            if view == "home":
                 client.get(reverse("home"))
-            elif choice < 0.8:
+            elif view == "product":
                 client.get(reverse("product", args=[product]))
-            elif choice < 0.9:
-                client.get(reverse("download", args=[rng.choice(FILES)]))
-            elif choice < 0.97:
-                client.post(reverse("buy", args=[product]), {"country": rng.choice(COUNTRIES)})
+            elif view == "download":
+                client.get(reverse("download", args=[pick_file(rng)]))
+            elif view == "buy":
+                client.post(reverse("buy", args=[product]), {"country": pick_country(rng)})
             else:
                 client.post(reverse("signup"))
         except Exception:  # keep browsing whatever happens
             stop.wait(5)
-        stop.wait(rng.expovariate(1 / pause))

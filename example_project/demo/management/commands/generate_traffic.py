@@ -1,9 +1,13 @@
 """``manage.py generate_traffic``: a few days of realistic metrics so every chart has data.
 
-Writes what the middleware and the demo's decorators would have written: page hits per view
-(busier by day than by night), sign-ups, orders and downloads as events, and signed-in users
-in the ``active_users`` and ``buyers`` bitmaps, with new users arriving every day and fewer of
-them coming back as weeks pass (so the retention table has a shape).
+Writes what the middleware and the demo's decorators would have written, at the rates the
+simulated visitors browse at (``demo/traffic.py``): page hits per view (busier by day than by
+night), sign-ups, orders and downloads as events with the fields live ones carry, and signed-in
+users in the ``active_users`` and ``buyers`` bitmaps, with new users arriving every day and fewer
+of them coming back as weeks pass (so the retention table has a shape).
+
+Idempotent: only the time since history was last written (generated, or browsed live while
+``demo`` served) is generated, so running it again adds nothing twice.
 """
 
 from __future__ import annotations
@@ -18,32 +22,19 @@ from django.core.management.base import BaseCommand, CommandError
 
 from django_redis_metrics import Batch, Counter, EventSeries, UniqueBitmap
 from django_redis_metrics.conf import conf
+from django_redis_metrics.decorators import USER_FIELD, VIEW_FIELD
 
-from ...metrics import COUNTRIES, FILES, PRODUCTS
-
-#: Average page views per minute at the busiest time of day, per view name.
-VIEW_RATES = {"home": 6.0, "product": 9.0, "download": 1.5, "signup": 0.3, "buy": 0.8}
-HOUR = 3600
-DAY = 86400
-
-
-def daily_shape(timestamp: float) -> float:
-    """Traffic relative to the daily peak: low at night, high in the afternoon (UTC)."""
-    hour = (timestamp % DAY) / HOUR
-    return 0.15 + 0.85 * (1 + math.cos((hour - 15) / 24 * 2 * math.pi)) / 2
-
-
-def arrivals(rng: random.Random, start: float, end: float, per_minute: float) -> list[float]:
-    """Moments of a Poisson process whose rate follows ``daily_shape`` (by thinning)."""
-    moments = []
-    moment = start
-    rate = per_minute / 60
-    while True:
-        moment += rng.expovariate(rate)
-        if moment >= end:
-            return moments
-        if rng.random() < daily_shape(moment):
-            moments.append(moment)
+from ...traffic import (
+    DAY,
+    SIGNED_IN,
+    VIEW_RATES,
+    arrivals,
+    mark_written,
+    pick_country,
+    pick_file,
+    pick_product,
+    written_until,
+)
 
 
 class Command(BaseCommand):
@@ -60,10 +51,15 @@ class Command(BaseCommand):
             raise CommandError("--days, --user-days and --users must be positive.")
         rng = random.Random(options["seed"])
         now = time.time()
-        start = now - options["days"] * DAY
+        self.since = written_until() or -math.inf
+        if self.since >= now:
+            self.stdout.write("history: already written up to now")
+            return
+        start = max(now - options["days"] * DAY, self.since)
         self.hits(rng, start, now)
         self.events(rng, start, now, options["users"])
         self.users(rng, now, options["user_days"], options["users"])
+        mark_written(now)
 
     def hits(self, rng: random.Random, start: float, end: float) -> None:
         site: list[tuple[float, int]] = []
@@ -72,39 +68,45 @@ class Command(BaseCommand):
             moments = arrivals(rng, start, end, rate)
             site += [(moment, 1) for moment in moments]
             Counter(template.replace("{view}", view)).incr_many((m, 1) for m in moments)
-            if view == "signup":
-                Counter("signups").incr_many((m, 1) for m in moments if rng.random() < 0.7)
+            if view == "signup":  # every sign-up request is counted by @count(signups)
+                Counter("signups").incr_many((m, 1) for m in moments)
         if conf.HITS_COUNTER:
             Counter(conf.HITS_COUNTER).incr_many(site)
         self.stdout.write(f"hits: {len(site)} page views over {len(VIEW_RATES)} views")
 
     def events(self, rng: random.Random, start: float, end: float, users: int) -> None:
-        orders = [
-            {
+        """Orders and downloads with the fields ``@track_event`` gives live ones: the view's
+        name, the URL's keyword arguments, the order's country, and the user when signed in."""
+        orders = []
+        for moment in arrivals(rng, start, end, VIEW_RATES["buy"]):
+            order: dict[str, Any] = {
                 "when": moment,
-                "product": rng.choice(PRODUCTS),
-                "country": rng.choices(COUNTRIES, weights=(5, 4, 6, 2, 1))[0],
-                "user": rng.randrange(1, users + 1),
+                VIEW_FIELD: "buy",
+                "product": pick_product(rng),
+                "country": pick_country(rng),
             }
-            for moment in arrivals(rng, start, end, VIEW_RATES["buy"])
-        ]
+            if rng.random() < SIGNED_IN:
+                order[USER_FIELD] = rng.randrange(1, users + 1)
+            orders.append(order)
         EventSeries("orders", index=["product", "country"]).record_many(orders)
         downloads = [
-            {"when": moment, "file": rng.choices(FILES, weights=(6, 2, 1))[0]}
+            {"when": moment, VIEW_FIELD: "download", "file": pick_file(rng)}
             for moment in arrivals(rng, start, end, VIEW_RATES["download"])
         ]
         EventSeries("downloads", index=["file"]).record_many(downloads)
         buyers = UniqueBitmap("buyers")
         batch = Batch()
         for order in orders:
-            buyers.mark(order["user"], when=order["when"], batch=batch)
+            if USER_FIELD in order:  # @mark(buyers) marks signed-in buyers only
+                buyers.mark(order[USER_FIELD], when=order["when"], batch=batch)
             if len(batch.calls) >= 500:
                 batch.execute()
         batch.execute()
         self.stdout.write(f"events: {len(orders)} orders, {len(downloads)} downloads")
 
     def users(self, rng: random.Random, now: float, days: int, population: int) -> None:
-        """Users join over the period; each comes back less often the longer ago they joined."""
+        """Users join over the period; each comes back less often the longer ago they joined.
+        Visits before the time history was last written are skipped (they are there)."""
         name = conf.ACTIVE_USERS or "active_users"
         active = UniqueBitmap(name)
         joined = {user: rng.uniform(now - days * DAY, now) for user in range(1, population + 1)}
@@ -120,6 +122,8 @@ class Command(BaseCommand):
                 if rng.random() < chance:
                     # One visit in the 24 hours ending at day_start: no two loop days overlap.
                     moment = max(day_start - rng.uniform(0, 0.99 * DAY), since)
+                    if moment <= self.since:
+                        continue
                     active.mark(user, when=moment, batch=batch)
                     marks += 1
                     if len(batch.calls) >= 500:

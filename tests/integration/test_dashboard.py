@@ -1,0 +1,304 @@
+"""The Dashboard: its numbers equal the models', it loads in three round trips however many
+metrics there are, its tiles are chosen by ``DASHBOARD``, and it obeys the section's rules."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+import django_redis_metrics
+from django_redis_metrics import Counter, EventSeries, UniqueBitmap, get_redis_connection
+from django_redis_metrics.admin import common as admin_common
+from django_redis_metrics.admin.dashboard import resolve_tiles
+from django_redis_metrics.admin.tilebase import Tile
+from django_redis_metrics.checks import check_settings
+from django_redis_metrics.core.keys import catalogue_key, metric_key
+from django_redis_metrics.core.periods import Day
+
+from .conftest import admin_url, client_for, counting_round_trips, make_user
+
+pytestmark = pytest.mark.django_db
+PARIS = ZoneInfo("Europe/Paris")
+
+
+def dashboard() -> str:
+    return admin_url("dashboardmetric", "changelist")
+
+
+def at(day: datetime, hh: int, mm: int, ss: int = 0) -> float:
+    """Epoch seconds of a wall-clock time of ``day`` in Paris."""
+    return day.replace(hour=hh, minute=mm, second=ss, tzinfo=PARIS).timestamp()
+
+
+@pytest.fixture
+def clock(settings: Any, single: Any, monkeypatch: pytest.MonkeyPatch) -> float:
+    """The site in Paris; the admin's clock held at the latest 14:30:20 in Paris."""
+    settings.TIME_ZONE = "Europe/Paris"
+    settings.ROOT_URLCONF = "tests.integration.urls"
+    now = datetime.now(PARIS)
+    day = now if (now.hour, now.minute) >= (14, 31) else now - timedelta(days=1)
+    frozen = at(day, 14, 30, 20)
+    monkeypatch.setattr(admin_common, "current_time", lambda: frozen)
+    return frozen
+
+
+@pytest.fixture
+def root(clock: float) -> Client:
+    return client_for(make_user("root", staff=True, permitted=False, superuser=True))
+
+
+def tiles(response: Any) -> dict[str, dict[str, Any]]:
+    assert response.status_code == 200
+    return {shown["tile"].name: shown["context"] for shown in response.context["tiles"]}
+
+
+def test_the_dashboard_is_in_the_admin_index_and_obeys_the_permission(clock: float) -> None:
+    analyst = client_for(make_user("analyst", staff=True, permitted=True))
+    index = analyst.get(reverse("admin:index")).content.decode()
+    assert f'<a href="{dashboard()}">Dashboard</a>' in index
+    assert analyst.get(dashboard()).status_code == 200
+    assert (
+        client_for(make_user("clerk", staff=True, permitted=False)).get(dashboard()).status_code
+        == 403
+    )
+    anonymous = client_for(None).get(dashboard())
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith(reverse("admin:login"))
+
+
+def test_hits_today_against_the_same_time_yesterday(root: Client, clock: float) -> None:
+    today = datetime.fromtimestamp(clock, PARIS)
+    yesterday = today - timedelta(days=1)
+    hits = Counter("hits")
+    for when, count in [
+        (at(today, 0, 0, 1), 2),
+        (at(today, 9, 15), 3),
+        (at(today, 14, 30, 10), 1),
+        (at(today, 14, 29, 40), 4),
+        (at(yesterday, 8, 0), 4),
+        (at(yesterday, 14, 10), 6),  # the hour holding "this time": counted pro rata
+        (at(yesterday, 14, 50), 5),
+        (at(yesterday, 16, 0), 7),  # later than this time yesterday
+        (at(yesterday, 23, 59), 8),
+    ]:
+        hits.incr(count, when=when)
+    shown = tiles(root.get(dashboard()))["hits"]
+    midnight = Day.containing(clock, PARIS).start_ts
+    # The model's own answer: today's hour slices, from the site's midnight.
+    assert shown["today"] == sum(c for s, c in hits.series(3600) if s >= midnight) == 10
+    assert shown["minute"] == sum(c for s, c in hits.series(1) if s > clock - 60) == 5
+    share = (at(yesterday, 14, 30, 20) - at(yesterday, 14, 0)) / 3600
+    assert shown["yesterday"] == round(4 + (6 + 5) * share) == 10
+    assert shown["yesterday_estimated"] is True
+    assert shown["change"] == 0
+    assert shown["payload"]["caption"] == "hits per minute"
+    assert shown["payload"]["series"][0]["values"][-2:] == [4, 1]
+    page = root.get(dashboard()).content.decode()
+    assert f'href="{shown["today_url"].replace("&", "&amp;")}"' in page
+    chart = root.get(shown["today_url"])  # the number's chart: today's hour slices
+    assert chart.context["payload"]["total"] == 10
+    assert chart.context["payload"]["labels"][0] == datetime.fromtimestamp(
+        midnight, PARIS
+    ).strftime("%Y-%m-%d %H:%M")
+
+
+def test_active_users_top_views_and_busiest_series_equal_the_models(
+    root: Client, clock: float
+) -> None:
+    active = UniqueBitmap("active_users")
+    for user, days_ago in [(1, 0), (2, 0), (3, 1), (4, 3), (5, 20)]:
+        active.mark(user, when=clock - days_ago * 86400)
+    for view, count in [("home", 5), ("shop", 9), ("about", 1)]:
+        Counter(f"hits:{view}").incr(count, when=clock - 60)
+    Counter("hits:old").incr(50, when=clock - 3 * 86400)  # not today
+    orders = EventSeries("orders", index=["country"])
+    downloads = EventSeries("downloads")
+    for minutes in (1, 2, 3, 90):
+        orders.record(when=clock - 60 * minutes, country="FR")
+    downloads.record(when=clock - 60 * 120, file="a")
+    shown = tiles(root.get(dashboard()))
+    counts = {kind: count for kind, _, count in shown["active_users"]["counts"]}
+    assert counts == {k: active.count(k, when=clock) for k in ("day", "week", "month")}
+    assert [(r["view"], r["count"]) for r in shown["top_views"]["rows"]] == [
+        ("shop", 9),
+        ("home", 5),
+        ("about", 1),
+    ]
+    rows = {r["name"]: (r["hour"], r["today"]) for r in shown["events"]["rows"]}
+    midnight = Day.containing(clock, PARIS).start_ts
+    for name, series in (("orders", orders), ("downloads", downloads)):
+        expected = (series.count(clock - 3600, clock), series.count(midnight, clock))
+        assert rows[name] == expected
+    assert [r["name"] for r in shown["events"]["rows"]] == ["orders", "downloads"]
+
+
+def test_error_rate_from_the_status_counters(root: Client, clock: float) -> None:
+    for name, count in [
+        ("status:home:2xx", 90),
+        ("status:home:5xx", 10),
+        ("status:shop:2xx", 40),
+        ("status:shop:4xx", 8),
+        ("status:shop:5xx", 2),
+        ("status:api:2xx", 50),
+    ]:
+        Counter(name).incr(count, when=clock - 30)
+    Counter("status:home:5xx").incr(1, when=clock - 7200)  # today, not in the last hour
+    errors = tiles(root.get(dashboard()))["errors"]
+    assert errors["today"] == {"total": 201, "server": 13}
+    assert errors["today_rate"] == round(100 * 13 / 201, 1)
+    assert errors["hour"] == {"total": 200, "server": 12}
+    assert [(r["view"], r["server"], r["client"], r["rate"]) for r in errors["rows"]] == [
+        ("home", 11, 0, 10.9),
+        ("shop", 2, 8, 4.0),
+    ]
+    assert errors["rows"][0]["server_url"].startswith(admin_url("countermetric", "chart"))
+
+
+def make_views(first: int, last: int, clock: float) -> None:
+    for i in range(first, last):
+        Counter(f"hits:view{i:03}").incr(1, when=clock - 10)
+        Counter(f"status:view{i:03}:2xx").incr(1, when=clock - 10)
+        EventSeries(f"series{i:03}").record(when=clock - 10, kind="x")
+        UniqueBitmap(f"bitmap{i:03}").mark(i, when=clock)
+
+
+def test_the_dashboard_loads_in_three_round_trips_whatever_the_metrics(
+    root: Client, clock: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Counter("hits").incr(1, when=clock)
+    UniqueBitmap("active_users").mark(1, when=clock)
+    make_views(0, 3, clock)
+    root.get(dashboard())
+    with counting_round_trips(monkeypatch) as few:
+        assert root.get(dashboard()).status_code == 200
+    make_views(3, 40, clock)
+    with counting_round_trips(monkeypatch) as many:
+        response = root.get(dashboard())
+    assert len(tiles(response)["top_views"]["rows"]) == 10
+    assert len(tiles(response)["events"]["rows"]) == 5
+    print(f"dashboard round trips: {few.calls} with 3 views, {many.calls} with 40")
+    assert many.calls == few.calls <= 3
+
+
+class ConstantTile(Tile):
+    """A tile of the site's own, named in DASHBOARD by its dotted path."""
+
+    name = "constant"
+    title = "The answer"
+    template = "django_redis_metrics/admin/tiles/unavailable.html"
+
+    def queue(self, reads: Any, metrics: Any, env: Any) -> Any:
+        ping = reads("exists", "no-such-key")
+        return lambda replies: {"answer": 42, "exists": replies[ping]}
+
+
+def test_tiles_are_chosen_by_the_dashboard_setting(
+    root: Client, clock: float, metrics_settings: Any
+) -> None:
+    for view, count in [("home", 5), ("shop", 9)]:
+        Counter(f"hits:{view}").incr(count, when=clock - 60)
+    metrics_settings(DASHBOARD=[f"{__name__}.ConstantTile", {"tile": "top_views", "limit": 1}])
+    response = root.get(dashboard())
+    assert [shown["tile"].name for shown in response.context["tiles"]] == ["constant", "top_views"]
+    shown = tiles(response)
+    assert shown["constant"] == {"answer": 42, "exists": 0}
+    assert [r["view"] for r in shown["top_views"]["rows"]] == ["shop"]
+    assert "The answer" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "words"),
+    [
+        ("hits", TypeError, "must be a list of tiles"),
+        (["hits", "nope"], ValueError, "Unknown dashboard tile 'nope'"),
+        (["os.path.join"], TypeError, "is not a subclass"),
+        (["no.such.module.Tile"], ValueError, "Cannot import"),
+        ([{"limit": 3}], ValueError, "needs a 'tile'"),
+        ([{"tile": "top_views", "limit": 0}], ValueError, "limit must be 1 to 100"),
+        ([{"tile": "hits", "colour": "red"}], TypeError, "takes no option colour"),
+    ],
+)
+def test_bad_dashboard_settings_are_clear_errors_and_a_system_check(
+    settings: Any, value: Any, error: type[Exception], words: str
+) -> None:
+    with pytest.raises(error, match=words):
+        resolve_tiles(value)
+    settings.DJANGO_REDIS_METRICS = {"DASHBOARD": value}
+    assert [m.id for m in check_settings()] == ["django_redis_metrics.E051"]
+
+
+def test_the_latency_tile_waits_for_the_statistic_model(root: Client, clock: float) -> None:
+    assert not hasattr(django_redis_metrics, "Statistic")
+    slowest = tiles(root.get(dashboard()))["slowest_views"]
+    assert slowest == {"unavailable": True, "hook": "summary_reads"}
+
+
+class StandInStatistic:
+    """What the latency tile needs of the Statistic model: its KIND, from_meta, and the
+    ``summary_reads`` hook (here over a plain hash of count/sum/max in the real Redis)."""
+
+    KIND = "statistic"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @classmethod
+    def from_meta(cls, name: str, meta: Any) -> StandInStatistic:
+        return cls(name)
+
+    def summary_reads(self, precision: int, when: float) -> Any:
+        key = metric_key(self.KIND, self.name, precision)
+
+        def parse(replies: list[Any]) -> dict[str, Any]:
+            count, total, top = (float(v or 0) for v in replies[0])
+            return {
+                "count": int(count),
+                "sum": total,
+                "max": top,
+                "mean": total / count if count else 0,
+            }
+
+        return [("hmget", (key, ["count", "sum", "max"]))], parse
+
+
+def test_the_latency_tile_reads_through_the_summary_hook(
+    root: Client, clock: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(django_redis_metrics, "Statistic", StandInStatistic, raising=False)
+    client = get_redis_connection()
+    for view, (count, total, top) in {"home": (4, 100, 40), "shop": (2, 300, 200)}.items():
+        name = f"latency:{view}"
+        client.zadd(catalogue_key("statistic"), {name: 0})
+        client.hset(metric_key("statistic", name, "meta"), mapping={"3600": 120})
+        client.hset(
+            metric_key("statistic", name, 3600), mapping={"count": count, "sum": total, "max": top}
+        )
+    slowest = tiles(root.get(dashboard()))["slowest_views"]
+    assert [(r["view"], r["mean"], r["count"]) for r in slowest["rows"]] == [
+        ("shop", 150.0, 2),
+        ("home", 25.0, 4),
+    ]
+
+
+def test_the_dashboard_on_a_single_node_and_on_redis_cluster(
+    backend: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.ROOT_URLCONF = "tests.integration.urls"
+    now = datetime.now(PARIS).timestamp()
+    monkeypatch.setattr(admin_common, "current_time", lambda: now)
+    Counter("hits").incr(3, when=now)
+    Counter("hits:home").incr(3, when=now)
+    Counter("status:home:5xx").incr(1, when=now)
+    UniqueBitmap("active_users").mark(9, when=now)
+    EventSeries("orders").record(when=now - 1, kind="a")
+    root = client_for(make_user("root", staff=True, permitted=False, superuser=True))
+    shown = tiles(root.get(dashboard()))
+    assert shown["hits"]["minute"] == 3
+    assert [(r["view"], r["count"]) for r in shown["top_views"]["rows"]] == [("home", 3)]
+    assert shown["errors"]["today"]["server"] == 1
+    assert shown["active_users"]["counts"][0][2] == 1
+    assert shown["events"]["rows"][0]["hour"] == 1
