@@ -9,6 +9,7 @@ from redis.exceptions import ResponseError
 
 from .connection import RedisClient, get_redis_connection
 from .keys import temp_pattern, to_str
+from .retention import LISTPACK_ENTRIES
 from .scripts import script
 from .timeutil import When
 
@@ -42,9 +43,6 @@ class CleanupReport:
 
 
 Cleaner = Callable[..., CleanupReport]
-
-#: Redis's default ``hash-max-listpack-entries``: most fields of a hash in the compact encoding.
-LISTPACK_ENTRIES = 128
 
 
 def listpack_entries(client: RedisClient) -> int:

@@ -37,6 +37,8 @@ MAX_PRECISION = 366 * 86400
 MAX_SAMPLES = 10_000
 #: Most precisions of one metric (each is a hash written by every write).
 MAX_PRECISIONS = 64
+#: Redis's default ``hash-max-listpack-entries``: most fields of a hash in the compact encoding.
+LISTPACK_ENTRIES = 128
 
 
 def validate_retention(value: object, what: str = "retention") -> float:

@@ -68,6 +68,10 @@ def _clean_counter(
         key = metric_key(COUNTER_KIND, name, precision)
         cutoff = timestamp - samples * precision
         removed, remaining = _trim(client, key, cutoff, dry_run, batch_size)
+        if remaining and not dry_run and int(client.pttl(key)) == -1:
+            # A hash an earlier version wrote, or re-created by a write just after this
+            # cleaner emptied it: it gets the TTL writes give it (twice its retention).
+            client.pexpire(key, 2 * (samples + 1) * precision * 1000)
         report.items_removed += removed
         if removed:
             report.details.append(f"counter {name!r} precision {precision}s: {removed} slices")

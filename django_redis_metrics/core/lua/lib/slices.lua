@@ -18,13 +18,14 @@ end
 -- kept) to `head` (with `samples` kept): the starts in (old_head - old_samples * p,
 -- head - samples * p]. When that covers every field the hash held before this write, the hash
 -- is rebuilt from the fields left above that range (this write's): a fresh hash, so its
--- memory really returns. Else HDEL of at most old_samples + ahead / p + 1 fields. `suffixes`
--- (optional) names the fields of one slice, start .. suffix, for metrics that keep several
--- fields per slice.
+-- memory really returns (returns true: the caller gives it its TTL). Else HDEL of at most
+-- old_samples + ahead / p + 1 fields. `ahead`: how far past `old_head` fields may lie.
+-- `suffixes` (optional) names the fields of one slice, start .. suffix, for metrics that keep
+-- several fields per slice.
 local function drop_slices(key, old_head, old_samples, head, samples, p, ahead, suffixes)
     local lo, hi = old_head - old_samples * p, head - samples * p
     if hi <= lo then
-        return
+        return false
     end
     if hi >= old_head + ahead + p then
         local all = redis.call('HGETALL', key)
@@ -39,7 +40,7 @@ local function drop_slices(key, old_head, old_samples, head, samples, p, ahead, 
         if #kept > 0 then
             redis.call('HSET', key, unpack(kept))
         end
-        return
+        return true
     end
     local fields = {}
     for start = lo + p, hi, p do
@@ -59,6 +60,7 @@ local function drop_slices(key, old_head, old_samples, head, samples, p, ahead, 
     if #fields > 0 then
         redis.call('HDEL', key, unpack(fields))
     end
+    return false
 end
 
 -- Make `key` expire no earlier than `at_ms` (Unix time, ms; `now_ms`: the clock): the longest
