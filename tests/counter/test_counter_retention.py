@@ -5,8 +5,8 @@ is refused with nothing written."""
 from __future__ import annotations
 
 import random
-import threading
 import time
+from functools import partial
 
 import pytest
 
@@ -14,6 +14,8 @@ from django_redis_metrics import Batch, Counter
 from django_redis_metrics.core.retention import MAX_AHEAD
 from django_redis_metrics.core.scripts import MetricsRefused
 from django_redis_metrics.counter.cleaner import clean_counters
+
+from ..racing import race
 
 T0 = 1_700_000_040  # a multiple of 60
 
@@ -144,36 +146,16 @@ def test_writers_racing_each_other_and_the_cleaner_keep_exactly_the_window(backe
     increment to a slice of the final window is lost, and nothing older is left."""
     precisions, samples, span, writers = (1, 5, 60), 50, 400, 4
     head = T0 + span - 1
-    stop = threading.Event()
-    errors: list[BaseException] = []
 
     def write(seed: int) -> None:
         rng = random.Random(seed)
-        try:
-            for second in range(span):
-                Counter("shared", precisions, samples).incr(when=T0 + second)
-                if rng.random() < 0.05:
-                    time.sleep(0.001)
-        except BaseException as exc:
-            errors.append(exc)
+        for second in range(span):
+            Counter("shared", precisions, samples).incr(when=T0 + second)
+            if rng.random() < 0.05:
+                time.sleep(0.001)
 
-    def clean() -> None:
-        try:
-            while not stop.is_set():
-                clean_counters(now=head)  # the cleaner agrees with the writers' window
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=write, args=(seed,)) for seed in range(writers)]
-    cleaner = threading.Thread(target=clean)
-    cleaner.start()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    stop.set()
-    cleaner.join()
-    assert not errors, errors
+    # The cleaner agrees with the writers' window: it cleans at the newest second.
+    race([partial(write, seed) for seed in range(writers)], partial(clean_counters, now=head))
     counter = Counter("shared", precisions, samples)
     for precision in precisions:
         newest = head // precision * precision

@@ -4,9 +4,9 @@ TTL; writers racing each other and the cleaner leave exactly the retained events
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
+from functools import partial
 from typing import Any
 
 import pytest
@@ -16,6 +16,8 @@ from django_redis_metrics.core.retention import MAX_AHEAD
 from django_redis_metrics.core.scripts import MetricsRefused
 from django_redis_metrics.events.cleaner import clean_event_series
 from django_redis_metrics.events.keys import OTHER_VALUE
+
+from ..racing import race
 
 T0 = 1_700_000_000.0
 
@@ -122,34 +124,13 @@ def test_writers_racing_each_other_and_the_cleaner_keep_exactly_the_retention(
     exactly the events of the last 300 s, each whole, and no orphan."""
     name, writers, span, retention = unique(), 3, 900, 300
     newest = T0 + span - 1
-    stop = threading.Event()
-    errors: list[BaseException] = []
 
     def write(offset: int) -> None:
         series = EventSeries(name, index=["w"], retention=retention)
-        try:
-            for second in range(span):
-                series.record(T0 + second, w=f"w{offset}", s=second)
-        except BaseException as exc:
-            errors.append(exc)
+        for second in range(span):
+            series.record(T0 + second, w=f"w{offset}", s=second)
 
-    def clean() -> None:
-        try:
-            while not stop.is_set():
-                clean_event_series(now=newest)
-        except BaseException as exc:
-            errors.append(exc)
-
-    cleaner = threading.Thread(target=clean)
-    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
-    cleaner.start()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    stop.set()
-    cleaner.join()
-    assert not errors, errors
+    race([partial(write, w) for w in range(writers)], partial(clean_event_series, now=newest))
     series = EventSeries(name, index=["w"], retention=retention)
     series.preen(newest, batch_size=10_000)  # the last records may have left a few
     kept = series.between(0, newest)

@@ -37,8 +37,8 @@ local function drop_slices(key, old_head, old_samples, head, samples, p, ahead, 
                 kept[#kept + 1] = all[i + 1]
             end
         end
-        if #kept > 0 then
-            redis.call('HSET', key, unpack(kept))
+        for i = 1, #kept, 1000 do
+            redis.call('HSET', key, unpack(kept, i, math.min(i + 999, #kept)))
         end
         return true
     end
