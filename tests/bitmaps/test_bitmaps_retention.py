@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 import time
+from functools import partial
 from typing import Any
 
 import pytest
@@ -12,10 +13,13 @@ from django.db.models import IntegerChoices
 
 from django_redis_metrics import UniqueBitmap
 from django_redis_metrics.bitmaps import model as bitmap_model
+from django_redis_metrics.bitmaps.cleaner import clean_bitmaps
 from django_redis_metrics.bitmaps.retention import MAX_KEEP
 from django_redis_metrics.core.periods import Day, Month, Week
 from django_redis_metrics.core.retention import MAX_AHEAD
 from django_redis_metrics.core.scripts import MetricsRefused
+
+from ..racing import race
 
 DAY = 86400
 
@@ -121,3 +125,26 @@ def test_int_subclasses_are_user_ids(backend: Any) -> None:
     assert Plan.PRO in active.last(1) and 5 in active.day()
     with pytest.raises(TypeError, match="bool"):
         active.mark(True)
+
+
+def test_marks_racing_each_other_and_the_cleaner_keep_exactly_the_retained_days(
+    backend: Any, metrics_settings: Any
+) -> None:
+    """Three writers mark the last 60 days, oldest first (each mark of a new day drops the days
+    past 20 from the index, with their keys), while the cleaner drops them too, again and
+    again: in the end exactly the 20 retained days are kept, each with every user marked."""
+    metrics_settings(BITMAP_RETENTION={"day": 20})
+    active = UniqueBitmap("raced", periods=("day",))
+    now = time.time()
+
+    def write(user: int) -> None:
+        for days_ago in range(59, -1, -1):
+            active.mark(user, now - days_ago * DAY)
+
+    race([partial(write, user) for user in (1, 2, 3)], partial(clean_bitmaps, now=now))
+    today = Day.containing(now)
+    kept = {today.shift(-i).suffix for i in range(20)}
+    assert suffixes(backend, active, "day") == kept
+    assert {m.decode() for m in backend.client.zrange(active.index_key("day"), 0, -1)} == kept
+    for i in range(20):
+        assert active.count("day", today.shift(-i).start_ts) == 3
