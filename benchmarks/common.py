@@ -1,38 +1,97 @@
-"""Shared plumbing for the benchmarks: Django settings on a private redis-server, timing, and
-redis-benchmark's own figure on the same server in the same run."""
+"""Shared plumbing for the benchmarks: Django settings on a private redis-server, timing,
+redis-benchmark's own figure on the same server in the same run, and the same scenario run by
+an earlier version of the package (a baseline from git) against that same server.
+
+Nothing here imports the package at import time, so a baseline worker can put the earlier
+version first on ``sys.path`` before anything loads it.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import django
 from django.conf import settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from django_redis_metrics.testing import RedisServer
+if TYPE_CHECKING:
+    from django_redis_metrics.testing import RedisServer
+
+#: main just before write-time retention (issue 10): what "today" means in the benchmarks.
+BASELINE_REF = "1cb4648"
 
 
-def start(prefix: str = "bench") -> RedisServer:
-    """A private redis-server with Django configured to use it."""
-    server = RedisServer().start()
+def configure(url: str, prefix: str, **extra: Any) -> None:
+    """Django settings pointing the package at ``url`` under ``prefix``."""
+    value = {"CONNECTION": url, "PREFIX": prefix, **extra}
     if not settings.configured:
         settings.configure(
             INSTALLED_APPS=["django_redis_metrics"],
             USE_TZ=True,
             TIME_ZONE="UTC",
-            DJANGO_REDIS_METRICS={"CONNECTION": server.url, "PREFIX": prefix},
+            DJANGO_REDIS_METRICS=value,
         )
         django.setup()
     else:
-        settings.DJANGO_REDIS_METRICS = {"CONNECTION": server.url, "PREFIX": prefix}
+        settings.DJANGO_REDIS_METRICS = value
+
+
+def start(prefix: str = "bench") -> RedisServer:
+    """A private redis-server with Django configured to use it."""
+    from django_redis_metrics.testing import RedisServer
+
+    server = RedisServer().start()
+    configure(server.url, prefix)
     return server
+
+
+def baseline_tree(ref: str = BASELINE_REF) -> Path:
+    """The package as it was at ``ref``, extracted from git into a temporary directory."""
+    target = Path(tempfile.mkdtemp(prefix=f"drm-baseline-{ref}-"))
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "django_redis_metrics"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
+
+
+def run_worker(script: Path, tree: Path, *args: str) -> Any:
+    """Run ``script --worker <tree> args...`` in a subprocess; its last line of output is JSON."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    result = subprocess.run(
+        [sys.executable, str(script), "--worker", str(tree), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if result.returncode:
+        raise RuntimeError(f"baseline worker failed:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def use_tree(tree: str) -> None:
+    """In a worker: load the package from ``tree`` (an earlier version), not this checkout."""
+    sys.path.insert(0, tree)
+    import django_redis_metrics
+
+    loaded = Path(django_redis_metrics.__file__).resolve()
+    if not loaded.is_relative_to(Path(tree).resolve()):
+        raise RuntimeError(f"the baseline worker loaded {loaded}, not the tree {tree}")
 
 
 def redis_benchmark_rate(

@@ -15,10 +15,11 @@ django_redis_metrics.E020  EVENT_RETENTION is not a positive number of seconds
 django_redis_metrics.E021  EVENT_MAX_VALUES is not a positive int
 django_redis_metrics.E030  BITMAP_RETENTION is not a dict of period name -> positive int
 django_redis_metrics.E031  BITMAP_CACHE_TTL is not a non-negative int
+django_redis_metrics.E032  MAX_USER_ID is not an int in [0, 2**32 - 1]
 django_redis_metrics.E040  HITS_COUNTER, ACTIVE_USERS, UNRESOLVED_VIEW or OTHER_VIEW cannot name
                            a metric
 django_redis_metrics.E041  VIEW_COUNTER is not None or a name template containing "{view}"
-django_redis_metrics.E042  MAX_VIEW_COUNTERS is not a positive int
+django_redis_metrics.E042  MAX_VIEW_COUNTERS is not an int in [1, 10000]
 django_redis_metrics.E043  EXCLUDE_VIEWS or EXCLUDE_PATHS is not a list of strings
 django_redis_metrics.E044  FAIL_OPEN_TIMEOUT is not a positive number
 django_redis_metrics.E045  SEND_DELAY is not a non-negative number of seconds
@@ -43,13 +44,14 @@ from django.apps import apps
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning
 
-from .bitmaps.cleaner import validate_retention as bitmaps_validate_retention
+from .bitmaps.ids import validate_max_user_id
 from .bitmaps.query import validate_cache_ttl
+from .bitmaps.retention import validate_retention as bitmaps_validate_retention
 from .conf import DEFAULTS, SETTING_NAME
 from .core.connection import is_url
 from .core.keys import validate_name, validate_prefix
+from .core.retention import validate_precisions, validate_samples
 from .core.validation import positive_int, seconds
-from .counter.model import validate_precisions, validate_samples
 from .events.model import validate_max_values
 from .events.model import validate_retention as events_validate_retention
 
@@ -95,6 +97,7 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
         value["BITMAP_RETENTION"], bitmaps_validate_retention, "BITMAP_RETENTION", "E030"
     )
     errors += _validated(value["BITMAP_CACHE_TTL"], validate_cache_ttl, "BITMAP_CACHE_TTL", "E031")
+    errors += _validated(value["MAX_USER_ID"], validate_max_user_id, "MAX_USER_ID", "E032")
     errors += check_integration(value)
     return errors
 
@@ -124,10 +127,7 @@ def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
             template.replace("{view}", "view"), validate_name, "VIEW_COUNTER", "E041"
         )
     errors += _validated(
-        value["MAX_VIEW_COUNTERS"],
-        partial(positive_int, what="MAX_VIEW_COUNTERS"),
-        "MAX_VIEW_COUNTERS",
-        "E042",
+        value["MAX_VIEW_COUNTERS"], validate_max_view_counters, "MAX_VIEW_COUNTERS", "E042"
     )
     for name in ("EXCLUDE_VIEWS", "EXCLUDE_PATHS"):
         items = value[name]
@@ -184,6 +184,17 @@ def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
 
         errors += _validated(value["DASHBOARD"], resolve_tiles, "DASHBOARD", "E051")
     return errors
+
+
+#: Most per-view counters the middleware keeps per process (each about 17 KB in Redis).
+MAX_VIEW_COUNTERS_LIMIT = 10_000
+
+
+def validate_max_view_counters(value: object) -> int:
+    number = positive_int(value, "MAX_VIEW_COUNTERS")
+    if number > MAX_VIEW_COUNTERS_LIMIT:
+        raise ValueError(f"MAX_VIEW_COUNTERS must be at most {MAX_VIEW_COUNTERS_LIMIT}.")
+    return number
 
 
 def _check_retry_delays(first: Any, longest: Any) -> list[CheckMessage]:

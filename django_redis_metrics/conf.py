@@ -54,6 +54,7 @@ DEFAULTS: dict[str, Any] = {
     "COUNTER_SAMPLES": DEFAULT_SAMPLES,
     "BITMAP_RETENTION": DEFAULT_BITMAP_RETENTION,
     "BITMAP_CACHE_TTL": 86400,
+    "MAX_USER_ID": 2**27 - 1,
     "EVENT_RETENTION": DEFAULT_EVENT_RETENTION,
     "EVENT_MAX_VALUES": 1000,
     # Django integration (middleware.py, decorators.py, sending/)
@@ -140,6 +141,12 @@ class Settings:
     def BITMAP_CACHE_TTL(self) -> int:
         """Seconds the union of periods that are over stays cached; 0 disables the cache."""
         return int(self.get("BITMAP_CACHE_TTL"))
+
+    @property
+    def MAX_USER_ID(self) -> int:
+        """The highest integer user id a ``UniqueBitmap`` accepts: a bitmap takes one bit per
+        id up to its highest, so 2**27 - 1 keeps one period's key within 16 MB."""
+        return int(self.get("MAX_USER_ID"))
 
     @property
     def EVENT_RETENTION(self) -> float:

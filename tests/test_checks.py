@@ -52,6 +52,17 @@ def test_defaults_and_good_settings_pass(settings):
         ({"COUNTER_SAMPLES": -1}, ["django_redis_metrics.E009"]),
         ({"EVENT_MAX_VALUES": 0}, ["django_redis_metrics.E021"]),
         ({"EVENT_MAX_VALUES": "1000"}, ["django_redis_metrics.E021"]),
+        # Upper bounds: each limit that protects Redis (see docs/settings.md).
+        ({"COUNTER_PRECISIONS": [60, 2**63]}, ["django_redis_metrics.E008"]),
+        ({"COUNTER_SAMPLES": 2**63}, ["django_redis_metrics.E009"]),
+        ({"EVENT_RETENTION": 10**400}, ["django_redis_metrics.E020"]),
+        ({"EVENT_RETENTION": 101 * 366 * 86400}, ["django_redis_metrics.E020"]),
+        ({"EVENT_MAX_VALUES": 10**6}, ["django_redis_metrics.E021"]),
+        ({"BITMAP_RETENTION": {"day": 10**6}}, ["django_redis_metrics.E030"]),
+        ({"MAX_USER_ID": 2**32}, ["django_redis_metrics.E032"]),
+        ({"MAX_USER_ID": -1}, ["django_redis_metrics.E032"]),
+        ({"MAX_USER_ID": True}, ["django_redis_metrics.E032"]),
+        ({"MAX_VIEW_COUNTERS": 10**6}, ["django_redis_metrics.E042"]),
     ],
 )
 def test_each_bad_setting_has_its_id(settings, value, expected):

@@ -28,24 +28,53 @@ def test_cadence_follows_the_seed():
     assert [p for p in (1, 5, 60, 300, 3600, 86400) if due(p, passes=5)] == [1, 5, 60, 300]
 
 
-def test_keeps_exactly_the_newest_samples(backend):
-    counter = Counter("kept", precisions=[5], samples=4)
+def test_keeps_exactly_the_newest_samples_before_now(backend):
+    """Writes keep the newest samples before the newest slice; the cleaner, before now: it
+    trims a counter nobody writes any more."""
+    counter = Counter("kept", precisions=[5], samples=10)
     counter.incr_many((T - 5 * i, 1) for i in range(10))
-    report = clean_counters(now=T + 2)
+    report = clean_counters(now=T + 2 + 30)  # six slices later
     assert [start for start, _ in counter.series(5)] == [T - 15, T - 10, T - 5, T]
     assert report.items_removed == 6
     assert report.metrics_removed == []
 
 
+def legacy_hash(client, counter: Counter, precision: int, starts) -> str:
+    """A precision hash as a version without write-time retention left it: every slice ever
+    written, far more than its samples (written straight to Redis, in chunks)."""
+    counter.incr(when=T)  # the meta hash, the catalogue
+    key = counter.key(precision)
+    starts = list(starts)
+    for index in range(0, len(starts), 1000):
+        client.hset(key, mapping=dict.fromkeys(starts[index : index + 1000], 1))
+    return key
+
+
 def test_trims_huge_hashes_in_bounded_batches(single):
     counter = Counter("huge", precisions=[1], samples=10)
-    counter.incr_many((T - i, 1) for i in range(20_000))
+    legacy_hash(single.client, counter, 1, (T - i for i in range(20_000)))
     before = single.client.info("commandstats").get("cmdstat_hdel", {}).get("calls", 0)
     report = clean_counters(now=T, batch_size=500)
     after = single.client.info("commandstats")["cmdstat_hdel"]["calls"]
     assert report.items_removed == 20_000 - 10
     assert after - before == 40  # 19,990 fields, at most 500 per HDEL
     assert len(counter.series(1)) == 10
+
+
+def test_a_hash_that_shrank_is_compacted_so_its_memory_returns(single):
+    """Redis never converts a trimmed hash back to its compact encoding: the cleaner rewrites
+    it (a hash left by a version without write-time retention, or by a bigger ``samples``)."""
+    counter = Counter("grown", precisions=[1], samples=120)
+    key = legacy_hash(single.client, counter, 1, (T - i for i in range(86_400)))
+    grown = single.client.memory_usage(key, samples=0)
+    assert single.client.object("encoding", key) == b"hashtable"
+    report = clean_counters(now=T, batch_size=500)
+    assert single.client.hlen(key) == 120
+    assert single.client.object("encoding", key) == b"listpack"
+    assert single.client.memory_usage(key, samples=0) < grown / 100
+    assert "counter 'grown' precision 1s: compacted" in report.details
+    assert counter.series(1) == [(T - 119 + i, 1) for i in range(120)]
+    assert single.client.ttl(key) > 0
 
 
 def test_dry_run_changes_nothing(backend):

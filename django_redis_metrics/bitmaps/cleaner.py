@@ -10,19 +10,9 @@ from ..core.keys import catalogue_key, metric_key, to_str
 from ..core.periods import PERIOD_NAMES, period_class
 from ..core.scripts import script as core_script
 from ..core.timeutil import When, to_timestamp
-from ..core.validation import integer
 from .model import UniqueBitmap, generation_ttl_ms
 from .query import KIND, script
-
-
-def validate_retention(value: object) -> dict[str, int]:
-    """``BITMAP_RETENTION``: period name -> positive number of periods kept."""
-    if not isinstance(value, dict):
-        raise TypeError(f"must be a dict of period name -> periods kept, not {value!r}.")
-    for name, keep in value.items():
-        period_class(name)
-        integer(keep, f"the number of {name} periods kept", minimum=1)
-    return {str(k): int(v) for k, v in value.items()}
+from .retention import validate_retention
 
 
 def retention_cutoff(period_name: str, keep: int, now: float) -> float:
@@ -57,7 +47,7 @@ def clean_bitmaps(
     timestamp = to_timestamp(now, "now")
     cutoffs = {p: retention_cutoff(p, retention[p], timestamp) for p in PERIOD_NAMES}
     report = CleanupReport(KIND, dry_run=dry_run)
-    for name in catalogue.names(client, KIND):
+    for name in catalogue.names(client, KIND, forget=not dry_run):
         report.metrics_checked += 1
         bitmap = UniqueBitmap(name, periods=PERIOD_NAMES)
         for period_name, cutoff in cutoffs.items():

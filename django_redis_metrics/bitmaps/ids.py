@@ -22,8 +22,26 @@ script = ScriptLibrary(__name__.rpartition(".")[0])
 #: Kind and name of the id mapping's keys: one mapping per PREFIX, shared by every bitmap.
 ID_KIND = "bitmapid"
 ID_NAME = "ids"
-#: Bit offsets are 32-bit: a bitmap addressing offset 2**32 - 1 takes 512 MB.
+#: Bit offsets are 32-bit: a bitmap addressing offset 2**32 - 1 takes 512 MB. Integer ids are
+#: bounded further by the ``MAX_USER_ID`` setting.
 MAX_OFFSET = 2**32 - 1
+
+
+def bitmap_size(highest: int) -> str:
+    """How much one period's bitmap takes when ``highest`` is its highest offset."""
+    size = (highest // 8 + 1) / 2**20
+    return f"{size:,.0f} MB" if size >= 1 else f"{size * 1024:,.0f} KB"
+
+
+def validate_max_user_id(value: object) -> int:
+    """``MAX_USER_ID``: an int in ``[0, 2**32 - 1]``, the highest integer user id."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"must be an int, not {value!r}.")
+    if not 0 <= value <= MAX_OFFSET:
+        raise ValueError(f"must be in [0, 2**32 - 1], not {value}.")
+    return int(value)
+
+
 MAX_ID_LENGTH = 512
 #: Assigned ids kept in process (assignments never change), per connection and prefix.
 ID_CACHE_SIZE = 100_000
@@ -82,16 +100,21 @@ id_cache = _IdCache()
 
 
 def normalize_id(user_id: object) -> int | str:
-    """An int bit offset, or the string to map for a UUID/str id; clear errors otherwise."""
+    """An int bit offset (an ``IntEnum`` as a plain int), or the string to map for a UUID/str
+    id; clear errors otherwise."""
     if isinstance(user_id, bool):
         raise TypeError(f"A user id must be an int, str or UUID, not a bool ({user_id!r}).")
     if isinstance(user_id, int):
-        if not 0 <= user_id <= MAX_OFFSET:
+        highest = conf.MAX_USER_ID
+        if not 0 <= user_id <= highest:
             raise ValueError(
-                f"An integer user id is a bit offset and must be in [0, 2**32), not {user_id}. "
-                "Pass larger or negative ids as str to have them mapped."
+                f"An integer user id is a bit offset and must be in [0, {highest}] "
+                f"(MAX_USER_ID), not {int(user_id)}: a bitmap takes one bit per id up to the "
+                f"highest, {bitmap_size(highest)} per period at this bound. Raise "
+                "DJANGO_REDIS_METRICS['MAX_USER_ID'] (at most 2**32 - 1), or pass ids as str "
+                "to have them mapped to dense offsets."
             )
-        return user_id
+        return int(user_id)
     if isinstance(user_id, uuid.UUID):
         return str(user_id)
     if isinstance(user_id, str):

@@ -32,6 +32,7 @@ from ..core.periods import (
     get_zone,
     period_class,
 )
+from ..core.retention import MAX_AHEAD
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
 from .ids import (
@@ -46,6 +47,7 @@ from .ids import (
     resolve_ids,
 )
 from .query import KIND, MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
+from .retention import period_bounds, retention
 
 DEFAULT_PERIODS = ("day", "week", "month")
 
@@ -200,9 +202,13 @@ class UniqueBitmap(Metric):
             ",".join(self.periods),
             generation_ttl_ms(),
             id_kind(value) if inline else "",
+            repr(timestamp),
+            MAX_AHEAD,
         ]
+        keep = retention()
         for period in periods:
-            args += [period.suffix, int(period.start_ts), period.end_ts]
+            expires, oldest = period_bounds(period, keep[period.name])
+            args += [period.suffix, int(period.start_ts), period.end_ts, expires, int(oldest)]
         call = ScriptCall(
             script("bitmap_mark"), keys, args, after=self._after_mark(mapped, id_kind(value))
         )

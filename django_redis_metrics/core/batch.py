@@ -32,6 +32,8 @@ from .scripts import (
     REFUSED,
     KeyOrArg,
     LuaScript,
+    MetricsRefused,
+    as_refusal,
     error_code,
     is_duplicate,
     is_script_error,
@@ -80,15 +82,18 @@ def run_calls(
 
     Every callback runs even when an earlier one raises, and every call runs even when Redis
     refuses another (see :func:`refuses_only_this_write`); the result of a failed call is
-    ``None``. The errors are appended to ``errors`` when it is given; otherwise the first one is
-    raised once all callbacks ran. Any other error reply is raised at once. An idempotent call
-    that was already applied has the result ``None``, skips its callback, and is appended to
+    ``None``. The errors are appended to ``errors`` when it is given (a ``DRM_REFUSED`` reply as
+    :class:`~.scripts.MetricsRefused`, a ``ValueError``); otherwise the first one is raised once
+    all callbacks ran. Any other error reply is raised at once. An idempotent call that was
+    already applied has the result ``None``, skips its callback, and is appended to
     ``duplicates`` when given.
     """
     if len(calls) == 1:
         call = calls[0]
         try:
             replies = [call.script(client, call.keys, call.args)]
+        except MetricsRefused as exc:
+            replies = [exc]
         except ResponseError as exc:
             if not refuses_only_this_write(exc):
                 raise
@@ -98,8 +103,8 @@ def run_calls(
     results: list[Any] = []
     failed: list[tuple[ScriptCall, Exception]] = [] if errors is None else errors
     for call, reply in zip(calls, replies, strict=True):
-        if isinstance(reply, ResponseError):
-            failed.append((call, reply))
+        if isinstance(reply, ResponseError | MetricsRefused):
+            failed.append((call, as_refusal(reply)))
             results.append(None)
             continue
         if call.idempotent and is_duplicate(reply):
@@ -128,6 +133,8 @@ ONE_CALL_CODES = frozenset({"WRONGTYPE", REFUSED})
 def refuses_only_this_write(error: BaseException) -> bool:
     """Whether an error reply refuses this one call only, not every write: a server that is
     read-only, out of memory, loading, busy or misconfigured (``MISCONF``) fails every call."""
+    if isinstance(error, MetricsRefused):
+        return True
     if type(error) is not ResponseError:
         return False
     # A runtime error inside a script (a bug, or a foreign key in that one call): not an outage.

@@ -44,17 +44,31 @@ def unregister(client: RedisClient, kind: str, name: str, marker_key: str) -> bo
     return True
 
 
-def names(client: RedisClient, kind: str, page: int = PAGE) -> Iterator[str]:
-    """Every name in the catalogue, in name order, fetched in pages (safe while it changes)."""
+def names(
+    client: RedisClient, kind: str, page: int = PAGE, *, forget: bool = True
+) -> Iterator[str]:
+    """Every name in the catalogue, in name order, fetched in pages (safe while it changes).
+
+    Only metrics that still exist are given: a metric nobody wrote for its whole retention has
+    lost its keys to their TTLs, its meta hash (the marker every write writes) included, and
+    is forgotten here (``unregister``, race-free) unless ``forget`` is false (dry runs). One
+    pipelined ``EXISTS`` per page.
+    """
     key = catalogue_key(kind)
     start = "-"
     while True:
-        chunk = client.zrangebylex(key, start, "+", start=0, num=page)
-        for raw in chunk:
-            yield to_str(raw)
+        chunk = [to_str(raw) for raw in client.zrangebylex(key, start, "+", start=0, num=page)]
+        if chunk:
+            pipe = client.pipeline(transaction=False)
+            for name in chunk:
+                pipe.exists(metric_key(kind, name, "meta"))
+            for name, exists in zip(chunk, pipe.execute(), strict=True):
+                marker = metric_key(kind, name, "meta")
+                if int(exists) or (forget and not unregister(client, kind, name, marker)):
+                    yield name
         if len(chunk) < page:
             return
-        start = "(" + to_str(chunk[-1])
+        start = "(" + chunk[-1]
 
 
 def inline_catalogue(client: RedisClient) -> bool:

@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from redis.exceptions import ResponseError
+
 from .connection import RedisClient, get_redis_connection
-from .keys import pattern, to_str
+from .keys import temp_pattern, to_str
+from .retention import LISTPACK_ENTRIES
+from .scripts import script
 from .timeutil import When
 
 #: The report name of the stray temporary keys' cleaner.
@@ -41,6 +45,22 @@ class CleanupReport:
 Cleaner = Callable[..., CleanupReport]
 
 
+def listpack_entries(client: RedisClient) -> int:
+    """The server's ``hash-max-listpack-entries`` (the default where CONFIG is not allowed)."""
+    try:
+        found = client.config_get("hash-max-listpack-entries")
+    except ResponseError:  # managed services often disable CONFIG
+        return LISTPACK_ENTRIES
+    value = next(iter(found.values()), None) if isinstance(found, dict) else None
+    return int(value) if value is not None else LISTPACK_ENTRIES
+
+
+def compact(client: RedisClient, key: str, entries: int) -> bool:
+    """Rewrite the hash ``key`` if it shrank into the compact encoding's size (see
+    ``hash_compact.lua``): after a trim, its memory really returns."""
+    return bool(int(script("hash_compact")(client, [key], [entries])))
+
+
 def due(precision: int, passes: int) -> bool:
     """Whether a precision is cleaned on pass ``passes``: every pass for precisions up to a
     minute, every ``precision // 60`` passes for coarser ones (Redis in Action's cadence)."""
@@ -63,17 +83,17 @@ def clean_temporary(
 ) -> CleanupReport:
     """Give stray temporary keys (a crash left them without a TTL) a short TTL.
 
-    Temporary keys are ``<prefix>:<kind>:{<name>}:tmp:<token>``; names contain no braces, so
-    the pattern cannot match a metric's own keys. Found with SCAN in batches, never KEYS; only
-    every ``TEMP_EVERY_PASSES`` passes. Keys get ``STRAY_TEMP_TTL`` seconds rather than being
-    deleted, so an operation still using one can finish.
+    Temporary keys are ``<prefix>:tmp:{<name>}:<kind>:<token>``, a namespace no metric key
+    reaches, whatever its name or values (see ``keys.py``). Found with SCAN in batches, never
+    KEYS; only every ``TEMP_EVERY_PASSES`` passes. Keys get ``STRAY_TEMP_TTL`` seconds rather
+    than being deleted, so an operation still using one can finish.
     """
     client = client or get_redis_connection()
     report = CleanupReport(TEMP_KIND, dry_run=dry_run)
     if passes % TEMP_EVERY_PASSES:
         report.note = f"not due (looked for every {TEMP_EVERY_PASSES} passes)"
         return report
-    match = pattern().removesuffix("*") + "*}:tmp:*"
+    match = temp_pattern()
     keys = list(client.scan_iter(match=match, count=batch_size))
     report.metrics_checked = len(keys)
     for index in range(0, len(keys), batch_size):

@@ -4,7 +4,9 @@ A metric's keys look like ``<prefix>:<kind>:{<name>}:<part>``. Names may not con
 the ``{...}`` segment is exactly the name: two different metrics can never share a key, and on
 Redis Cluster every key of one metric hashes to the same slot (so MULTI/EXEC, Lua and BITOP over
 one metric stay in one slot). Catalogues (``<prefix>:catalogue:<kind>``) carry no braces and so
-can never collide with a metric's key.
+can never collide with a metric's key. Temporary keys live in their own namespace,
+``<prefix>:tmp:{<name>}:<kind>:<token>``: no kind is ``tmp`` and a kind never starts with a
+brace, so no metric key, whatever its name or the values in it, matches ``<prefix>:tmp:{*``.
 """
 
 from __future__ import annotations
@@ -65,15 +67,32 @@ def catalogue_key(kind: str) -> str:
     return f"{conf.PREFIX}:catalogue:{kind}"
 
 
+#: The namespace of temporary keys (``<prefix>:tmp:{<name>}:...``).
+TEMP = "tmp"
+
+
 def temp_key(kind: str, name: str, token: str) -> str:
-    """A temporary key in the metric's slot; callers must always give it a TTL."""
-    return metric_key(kind, name, "tmp", token)
+    """A temporary key of a metric, in its slot (same hash tag) but in the temporary namespace;
+    callers must always give it a TTL."""
+    return f"{conf.PREFIX}:{TEMP}:{{{name}}}:{kind}:{token}"
+
+
+def glob_escape(text: str) -> str:
+    """``text`` matched literally by a SCAN pattern."""
+    for char in "\\[]*?":
+        text = text.replace(char, "\\" + char)
+    return text
 
 
 def pattern(kind: str | None = None) -> str:
     """A SCAN pattern matching the app's keys (of one kind, if given)."""
-    prefix = conf.PREFIX.replace("[", r"\[").replace("*", r"\*").replace("?", r"\?")
+    prefix = glob_escape(conf.PREFIX)
     return f"{prefix}:{kind}:*" if kind else f"{prefix}:*"
+
+
+def temp_pattern() -> str:
+    """A SCAN pattern matching the temporary keys of the app, and nothing else."""
+    return f"{glob_escape(conf.PREFIX)}:{TEMP}:{{*"
 
 
 def to_str(value: bytes | str) -> str:

@@ -20,6 +20,8 @@ from ..conf import conf
 from .timeutil import When, to_timestamp
 
 PERIOD_NAMES = ("hour", "day", "week", "month")
+#: Hours shifted one by one (exact in every zone) before ``Hour.shift`` jumps instead.
+LONG_WALK = 24 * 7
 
 
 def get_zone(tz: tzinfo | str | None = None) -> tzinfo:
@@ -96,7 +98,8 @@ class Period:
         return type(self).containing(self.start_ts - 1, self.tz)
 
     def shift(self, steps: int) -> Period:
-        """The period ``steps`` periods later (earlier when negative)."""
+        """The period ``steps`` periods later (earlier when negative); subclasses jump by
+        calendar arithmetic (``OverflowError``/``ValueError`` past the year 9999)."""
         period: Period = self
         for _ in range(abs(steps)):
             period = period.next if steps > 0 else period.prev
@@ -203,6 +206,13 @@ class Hour(Period):
             candidate = _first_change(self.start_ts, candidate - 1, self.tz)
         return datetime.fromtimestamp(candidate, self.tz)
 
+    def shift(self, steps: int) -> Period:
+        """Near shifts walk hour by hour; far ones jump by 3600 s per hour, exact wherever UTC
+        offsets change by whole hours."""
+        if abs(steps) <= LONG_WALK:
+            return super().shift(steps)
+        return type(self).containing(self.start_ts + 3600 * steps, self.tz)
+
     @property
     def suffix(self) -> str:
         if self.start.minute or self.start.second:
@@ -231,6 +241,9 @@ class Day(Period):
     def end(self) -> datetime:
         return _midnight(self.date + timedelta(days=1), self.tz)
 
+    def shift(self, steps: int) -> Period:
+        return type(self)(_midnight(self.date + timedelta(days=steps), self.tz))
+
     @property
     def suffix(self) -> str:
         return self.date.isoformat()
@@ -257,6 +270,9 @@ class Week(Period):
     @cached_property
     def end(self) -> datetime:
         return _midnight(self.start.date() + timedelta(days=7), self.tz)
+
+    def shift(self, steps: int) -> Period:
+        return type(self)(_midnight(self.start.date() + timedelta(days=7 * steps), self.tz))
 
     @property
     def iso(self) -> tuple[int, int]:
@@ -289,6 +305,11 @@ class Month(Period):
         first = self.start.date()
         following = date(first.year + first.month // 12, first.month % 12 + 1, 1)
         return _midnight(following, self.tz)
+
+    def shift(self, steps: int) -> Period:
+        first = self.start.date()
+        index = first.year * 12 + first.month - 1 + steps
+        return type(self)(_midnight(date(index // 12, index % 12 + 1, 1), self.tz))
 
     @property
     def suffix(self) -> str:

@@ -1,11 +1,13 @@
 """Lua scripts shipped beside the Python that calls them, called with EVALSHA in one round trip.
 
 Each subpackage keeps its scripts in its own ``lua/`` folder and reads them through a
-:class:`ScriptLibrary`; helpers shared by several scripts live in ``core/lua/lib/`` and are pasted
-in by a ``--#include lib/<file>.lua`` line (Lua in Redis has no ``require``).
+:class:`ScriptLibrary`; helpers shared by several scripts are pasted in by a
+``--#include lib/<file>.lua`` line (Lua in Redis has no ``require``), found in the package's own
+``lua/lib/`` first (helpers of one kind of metric), else in ``core/lua/lib/`` (shared by kinds).
 
 Errors our scripts raise on purpose begin with a stable code (:data:`REFUSED`, :data:`STALE`)
-that Python matches with :func:`error_code`; the words after it are for people only.
+that Python matches with :func:`error_code`; the words after it are for people only. A refusal
+reaches the caller of a model as :class:`MetricsRefused`, a ``ValueError``.
 
 Any script has an *idempotent variant* (:meth:`LuaScript.idempotent`): the same script wrapped so
 that a call carrying a sender id and a sequence number is applied at most once, however often it
@@ -21,7 +23,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, ResponseError
 
 from .connection import RedisClient
 
@@ -95,7 +97,6 @@ end
 return drm_result
 """
 
-
 #: How Redis before 7.0 wraps an error raised inside a script (7.0 passes the error through):
 #: the original error, with its own code, follows.
 LEGACY_SCRIPT_ERROR = re.compile(
@@ -119,13 +120,30 @@ def is_script_error(error: BaseException) -> bool:
     return text.startswith("user_script:") or LEGACY_SCRIPT_ERROR.match(text) is not None
 
 
+class MetricsRefused(ValueError):
+    """A write script refused this write before writing anything (``DRM_REFUSED``): bad input
+    only Redis could see, such as an overflowing slice or a time ahead of the Redis clock. The
+    Redis error reply is its ``__cause__``."""
+
+
 def error_code(error: BaseException) -> str:
     """The code an error reply begins with (``WRONGTYPE``, ``DRM_REFUSED``...), or ``""``.
 
     redis-py strips the generic ``ERR`` code, so a plain error has no code here.
     """
+    if isinstance(error, MetricsRefused):
+        return REFUSED
     head = error_message(error).split(" ", 1)[0]
     return head if head.isupper() else ""
+
+
+def as_refusal(error: Exception) -> Exception:
+    """``error`` as a :class:`MetricsRefused` when it is a ``DRM_REFUSED`` reply, else as is."""
+    if isinstance(error, ResponseError) and error_code(error) == REFUSED:
+        refusal = MetricsRefused(error_message(error).removeprefix(REFUSED).strip())
+        refusal.__cause__ = error
+        return refusal
+    return error
 
 
 class LuaScript:
@@ -165,9 +183,15 @@ class LuaScript:
         self, client: RedisClient, keys: Sequence[KeyOrArg], args: Sequence[KeyOrArg] = ()
     ) -> Any:
         try:
-            return client.evalsha(self.sha, len(keys), *keys, *args)
-        except NoScriptError:
-            return client.eval(self.source, len(keys), *keys, *args)
+            try:
+                return client.evalsha(self.sha, len(keys), *keys, *args)
+            except NoScriptError:
+                return client.eval(self.source, len(keys), *keys, *args)
+        except ResponseError as exc:
+            refusal = as_refusal(exc)
+            if refusal is exc:
+                raise
+            raise refusal from exc
 
     def queue(self, pipe: Any, keys: Sequence[KeyOrArg], args: Sequence[KeyOrArg] = ()) -> None:
         """Queue an EVALSHA on a pipeline (cluster pipelines block the ``evalsha`` method)."""
@@ -213,11 +237,14 @@ def _load(package: str, name: str) -> LuaScript:
 
 
 def _read(package: str, path: str) -> str:
-    """A script's text, each ``--#include lib/x.lua`` line replaced by that shared file."""
+    """A script's text, each ``--#include lib/x.lua`` line replaced by that file: the package's
+    own ``lua/lib/x.lua`` if it has one, else the core's."""
     lines = []
     for line in files(package).joinpath("lua", path).read_text("utf-8").splitlines():
         if line.startswith(INCLUDE):
-            lines.append(_read(CORE, line.removeprefix(INCLUDE).strip()))
+            included = line.removeprefix(INCLUDE).strip()
+            own = files(package).joinpath("lua", included).is_file()
+            lines.append(_read(package if own else CORE, included))
         else:
             lines.append(line)
     return "\n".join(lines) + "\n"

@@ -1,9 +1,13 @@
 """The counter cleaner: Redis in Action's ``clean_counters`` (listing 5.5), race-free.
 
-Each pass walks the counter catalogue in pages, trims every precision to its newest ``samples``
-slices with HSCAN + HDEL in bounded batches (no command scans a huge hash at once), and forgets a
-counter only through the atomic ``metric_retire`` script, which checks that every slice hash is
-empty in the same step that deletes the counter's meta hash. A writer racing the cleaner either
+Writes keep every counter within its samples (see ``counter_incr.lua``); the cleaner is for
+counters nobody writes any more (it trims them before their TTL would) and for hashes that grew
+before (it compacts them). Each pass walks the counter catalogue in pages, trims every precision
+to its newest ``samples`` slices before now with HSCAN + HDEL in bounded batches (no command
+scans a huge hash at once), rewrites a hash that shrank into Redis's compact encoding (Redis
+never does it by itself), and forgets a counter only through the atomic ``metric_retire``
+script, which checks that every slice hash is empty in the same step that deletes the counter's
+meta hash. A writer racing the cleaner either
 runs before it (the hash is not empty, nothing is retired) or after it (the counter is re-created
 and re-listed): no increment is ever lost and no counter with data is ever unlisted.
 """
@@ -11,7 +15,7 @@ and re-listed): no increment is ever lost and no counter with data is ever unlis
 from __future__ import annotations
 
 from ..core import catalogue
-from ..core.cleaning import BATCH_SIZE, CleanupReport, due
+from ..core.cleaning import BATCH_SIZE, CleanupReport, compact, due, listpack_entries
 from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import catalogue_key, metric_key, to_str
 from ..core.scripts import script
@@ -32,9 +36,10 @@ def clean_counters(
     client = client or get_redis_connection()
     timestamp = to_timestamp(now, "now")
     report = CleanupReport(COUNTER_KIND, dry_run=dry_run)
-    for name in catalogue.names(client, COUNTER_KIND):
+    entries = 0 if dry_run else listpack_entries(client)
+    for name in catalogue.names(client, COUNTER_KIND, forget=not dry_run):
         report.metrics_checked += 1
-        _clean_counter(client, name, timestamp, passes, dry_run, batch_size, report)
+        _clean_counter(client, name, timestamp, passes, dry_run, batch_size, entries, report)
     return report
 
 
@@ -45,6 +50,7 @@ def _clean_counter(
     passes: int,
     dry_run: bool,
     batch_size: int,
+    entries: int,
     report: CleanupReport,
 ) -> None:
     meta_key = metric_key(COUNTER_KIND, name, "meta")
@@ -62,9 +68,15 @@ def _clean_counter(
         key = metric_key(COUNTER_KIND, name, precision)
         cutoff = timestamp - samples * precision
         removed, remaining = _trim(client, key, cutoff, dry_run, batch_size)
+        if remaining and not dry_run and int(client.pttl(key)) == -1:
+            # A hash an earlier version wrote, or re-created by a write just after this
+            # cleaner emptied it: it gets the TTL writes give it (twice its retention).
+            client.pexpire(key, 2 * (samples + 1) * precision * 1000)
         report.items_removed += removed
         if removed:
             report.details.append(f"counter {name!r} precision {precision}s: {removed} slices")
+            if not dry_run and remaining and compact(client, key, entries):
+                report.details.append(f"counter {name!r} precision {precision}s: compacted")
         emptied = emptied and remaining == 0
     if emptied and (dry_run or _retire(client, name, meta_key, sorted(meta))):
         report.metrics_removed.append(name)

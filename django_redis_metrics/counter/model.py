@@ -18,6 +18,7 @@ from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, run_calls
 from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import catalogue_key, metric_key, to_str, validate_name
+from ..core.retention import MAX_AHEAD, validate_precisions, validate_samples
 from ..core.scripts import ScriptLibrary
 from ..core.timeutil import When, slice_start, slice_starts, to_timestamp
 from ..core.validation import integer, positive_int
@@ -27,31 +28,12 @@ script = ScriptLibrary(__name__.rpartition(".")[0])
 KIND = "counter"
 #: Largest absolute count accepted in one increment; keeps totals far from int64 overflow.
 MAX_COUNT = 2**53
-#: Most precisions one counter may keep (each is a key written by every increment).
-MAX_PRECISIONS = 64
-
-
-def validate_precisions(precisions: object) -> tuple[int, ...]:
-    """Sorted unique positive integer precisions (seconds), or a clear error."""
-    if isinstance(precisions, str | bytes) or not isinstance(precisions, Iterable):
-        raise TypeError(f"precisions must be a sequence of seconds, not {precisions!r}.")
-    values = tuple(precisions)
-    if not values:
-        raise ValueError("precisions must name at least one precision.")
-    if len(values) > MAX_PRECISIONS:
-        raise ValueError(f"A counter keeps at most {MAX_PRECISIONS} precisions, not {len(values)}.")
-    checked = {integer(value, "each precision", minimum=1, unit="seconds") for value in values}
-    return tuple(sorted(checked))
 
 
 @lru_cache(maxsize=32)
 def _settings_precisions(value: tuple[int, ...]) -> tuple[int, ...]:
     """``COUNTER_PRECISIONS`` validated once per distinct value, not on every increment."""
     return validate_precisions(value)
-
-
-def validate_samples(samples: object) -> int:
-    return positive_int(samples, "samples")
 
 
 def validate_count(count: object) -> int:
@@ -179,18 +161,18 @@ class Counter(Metric):
                         f"The increments of slice {start} add up to {total}, beyond ±2**53."
                     )
         client = get_redis_connection()
-        calls = [
-            self._incr_call(chunk, client) for chunk in _chunks(totals, self.MAX_PAIRS_PER_CALL)
-        ]
+        chunks = _chunks(totals, self.MAX_PAIRS_PER_CALL)
+        calls = [self._incr_call(chunk, client) for chunk in chunks]
         if calls:
             run_calls(client, calls)
         return len(calls)
 
     def _incr_call(self, slices: dict[int, dict[int, int]], client: RedisClient) -> ScriptCall:
+        """One script call adding ``slices`` (precision -> slice start -> count)."""
         inline = catalogue.inline_catalogue(client)
         base = metric_key(KIND, self.name)  # settings are read once per write, not per key
         keys: list[str] = [f"{base}:meta", *(f"{base}:{p}" for p in slices)]
-        args: list[str | int] = [self.name, self.samples, int(inline)]
+        args: list[str | int] = [self.name, self.samples, int(inline), MAX_AHEAD]
         for precision, counts in slices.items():
             args += [precision, len(counts)]
             for start, count in counts.items():
@@ -221,7 +203,7 @@ class Counter(Metric):
     ) -> list[tuple[int, int]]:
         """The newest ``count`` slices (default: ``samples``) up to ``until``, zero-filled."""
         precision = self._check_precision(precision)
-        count = self.samples if count is None else validate_samples(count)
+        count = self.samples if count is None else positive_int(count, "count")
         if count > self.MAX_RECENT:
             raise ValueError(f"recent() reads at most {self.MAX_RECENT} slices, not {count}.")
         starts = slice_starts(precision, count, to_timestamp(until, "until"))
@@ -244,11 +226,10 @@ class Counter(Metric):
 
 
 def precision_samples(meta: Mapping[Any, Any]) -> dict[int, int]:
-    """``{precision: samples}`` from a counter's meta hash (skipping its 'listed' flag)."""
+    """``{precision: samples}`` from a counter's meta hash (skipping its 'listed' flag and the
+    'h:<precision>' heads the write script keeps)."""
     return {
-        int(to_str(key)): int(to_str(value))
-        for key, value in meta.items()
-        if to_str(key) != catalogue.LISTED
+        int(to_str(key)): int(to_str(value)) for key, value in meta.items() if to_str(key).isdigit()
     }
 
 

@@ -26,7 +26,7 @@ def clean_event_series(
     client = client or get_redis_connection()
     timestamp = to_timestamp(now, "now")
     report = CleanupReport(KIND, dry_run=dry_run)
-    for name in catalogue.names(client, KIND):
+    for name in catalogue.names(client, KIND, forget=not dry_run):
         report.metrics_checked += 1
         retention = stored_retention(client, name)
         if retention is None:

@@ -44,7 +44,7 @@ def encode_value(field: str, value: object) -> tuple[str, str]:
     elif isinstance(value, bool):
         tag, text = "b", str(value)
     elif isinstance(value, int):
-        tag, text = "i", str(value)
+        tag, text = "i", str(int(value))  # an IntEnum is its number, whatever its str()
     elif isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"Field {field!r} must be a finite number, not {value!r}.")

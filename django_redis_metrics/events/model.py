@@ -24,8 +24,10 @@ from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, run_calls
 from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import catalogue_key, to_str, validate_name
+from ..core.retention import MAX_AHEAD
+from ..core.retention import validate_retention as _retention_seconds
 from ..core.timeutil import When, to_timestamp
-from ..core.validation import integer, positive_int, seconds
+from ..core.validation import integer, positive_int
 from .codec import bound, encode_value, score, utf8, valid_field, validate_field_name
 from .keys import KIND, OTHER_VALUE
 from .queries import SeriesQueries, script
@@ -34,13 +36,21 @@ from .queries import SeriesQueries, script
 Prepared = tuple[str, list[bytes], list[tuple[str, str]]]
 
 
+#: Largest cap of distinct values per indexed field (each value is a sorted set of its own).
+MAX_DISTINCT_VALUES = 100_000
+
+
 def validate_retention(retention: object, what: str = "retention") -> float:
-    return seconds(retention, what)
+    """Seconds events are kept: positive, at most ``core.retention.MAX_RETENTION``."""
+    return _retention_seconds(retention, what)
 
 
 def validate_max_values(value: object, what: str = "max_values") -> int:
-    """A cap of distinct values per indexed field: a positive int."""
-    return integer(value, what, minimum=1)
+    """A cap of distinct values per indexed field: an int in ``[1, MAX_DISTINCT_VALUES]``."""
+    number = integer(value, what, minimum=1)
+    if number > MAX_DISTINCT_VALUES:
+        raise ValueError(f"{what} must be at most {MAX_DISTINCT_VALUES}, not {number}.")
+    return number
 
 
 class EventSeries(SeriesQueries, Metric):
@@ -70,6 +80,16 @@ class EventSeries(SeriesQueries, Metric):
     MAX_PREEN_BATCH: ClassVar[int] = 10_000
     #: Cached windows lying wholly before the cutoff removed per preen script call.
     PREEN_CACHE_BATCH: ClassVar[int] = 1000
+    #: Expired events a record removes, at least (twice the events it records, if more): the
+    #: work retention adds to a write, bounded, and faster than events arrive. 0 leaves
+    #: expired events to ``preen`` and ``clean_metrics``.
+    PRUNE_PER_WRITE: ClassVar[int] = 100
+    #: Longest stored value of a field, in UTF-8 bytes (a hash value past 64 bytes already
+    #: makes Redis store the event's hash in its larger hashtable encoding).
+    MAX_VALUE_BYTES: ClassVar[int] = 65_536
+    #: Longest text of an indexed value, in UTF-8 bytes: it becomes part of a key name, and
+    #: each distinct value is a sorted set.
+    MAX_INDEXED_VALUE_BYTES: ClassVar[int] = 1024
 
     def __init__(
         self,
@@ -223,8 +243,21 @@ class EventSeries(SeriesQueries, Metric):
         for field, value in fields.items():
             valid_field(field)
             stored, text = encode_value(field, value)
-            flat += [field.encode("utf-8"), utf8(stored, f"The value of field {field!r}")]
-            if field in self.index:
+            encoded = utf8(stored, f"The value of field {field!r}")
+            indexed = field in self.index
+            if indexed and len(encoded) - 2 > self.MAX_INDEXED_VALUE_BYTES:  # the text, untagged
+                raise ValueError(
+                    f"The value of the indexed field {field!r} takes {len(encoded) - 2} bytes; "
+                    f"at most {self.MAX_INDEXED_VALUE_BYTES} are allowed: an indexed value names "
+                    "a key (EventSeries.MAX_INDEXED_VALUE_BYTES)."
+                )
+            if len(encoded) > self.MAX_VALUE_BYTES:
+                raise ValueError(
+                    f"The value of field {field!r} takes {len(encoded)} bytes; at most "
+                    f"{self.MAX_VALUE_BYTES} are allowed (EventSeries.MAX_VALUE_BYTES)."
+                )
+            flat += [field.encode("utf-8"), encoded]
+            if indexed:
                 entries.append((field, text))
         return score(timestamp), flat, entries
 
@@ -247,6 +280,11 @@ class EventSeries(SeriesQueries, Metric):
             own_cap,
             self.max_values,
             OTHER_VALUE,
+            score(self.retention),
+            MAX_AHEAD,
+            self.PRUNE_PER_WRITE and max(self.PRUNE_PER_WRITE, 2 * len(events)),
+            self.key("values", ""),
+            self.key("by", ""),
             len(self.index),
             *self.index,
             len(events),

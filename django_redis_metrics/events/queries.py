@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import to_str
+from ..core.retention import ttl_ms
 from ..core.scripts import ScriptLibrary
 from ..core.timeutil import When
 from ..core.validation import positive_int
@@ -49,6 +50,11 @@ class SeriesQueries(SeriesKeys):
 
     index: tuple[str, ...]
 
+    @property
+    def retention(self) -> float:
+        """Seconds events are kept (the model's)."""
+        raise NotImplementedError
+
     def between(self, start: When, end: When, limit: int | None = None) -> list[dict[str, Any]]:
         """Events with ``start <= timestamp <= end``, oldest first (at most ``limit``)."""
         lo, hi = time_range(start, end)
@@ -71,7 +77,7 @@ class SeriesQueries(SeriesKeys):
         self, ascending: bool, lo: float, hi: float, limit: int | None
     ) -> Iterator[dict[str, Any]]:
         if limit is not None:
-            positive_int(limit, "limit")
+            limit = positive_int(limit, "limit")  # an IntEnum becomes a plain int
         client = get_redis_connection()
         read = script("events_read")
         cursor: tuple[str, str] = ("", "")
@@ -140,6 +146,7 @@ class SeriesQueries(SeriesKeys):
         counts_script = script("events_counts")
         result: list[int] = []
         now = score(time.time())
+        cache_ttl = ttl_ms(2 * self.retention) if caching else 0
         for k in range(first, last + 1, self.MAX_WINDOWS_PER_CALL):
             stop = min(k + self.MAX_WINDOWS_PER_CALL, last + 1)
             bounds = [score(i * window) for i in range(k, stop + 1)]
@@ -150,11 +157,12 @@ class SeriesQueries(SeriesKeys):
                     now,
                     self.MAX_CACHED_SIZES,
                     self.MAX_CACHE_ENTRIES,
+                    cache_ttl,
                 ]
             else:
                 keys, head = (
                     [self.time_key],
-                    ["", now, self.MAX_CACHED_SIZES, self.MAX_CACHE_ENTRIES],
+                    ["", now, self.MAX_CACHED_SIZES, self.MAX_CACHE_ENTRIES, 0],
                 )
             result += [int(c) for c in counts_script(client, keys, [*head, *bounds])]
         return result

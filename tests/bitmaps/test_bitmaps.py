@@ -23,8 +23,10 @@ from django_redis_metrics import Batch, UniqueBitmap, cleanup, get_redis_connect
 from django_redis_metrics.bitmaps import BitmapQuery
 from django_redis_metrics.bitmaps import cleaner as bitmap_cleaner
 from django_redis_metrics.bitmaps import ids as bitmap_ids
+from django_redis_metrics.bitmaps import model as bitmap_model
 from django_redis_metrics.bitmaps import query as bitmap_query
 from django_redis_metrics.bitmaps.ids import id_cache
+from django_redis_metrics.bitmaps.retention import MAX_KEEP
 from django_redis_metrics.checks import check_settings
 from django_redis_metrics.core.periods import Day, Month, Week
 from django_redis_metrics.core.scripts import LuaScript
@@ -44,6 +46,13 @@ OPS: dict[str, Callable[[Any, Any], Any]] = {
     "-": operator.sub,
     "^": operator.xor,
 }
+
+
+@pytest.fixture(autouse=True)
+def keep_every_period(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests mark dates years back: marks keep every period here (the cleaner still
+    follows BITMAP_RETENTION). Retention at write time: test_bitmaps_retention.py."""
+    monkeypatch.setattr(bitmap_model, "retention", lambda: MAX_KEEP)
 
 
 @pytest.fixture
@@ -313,6 +322,7 @@ BAD_IDS = [
     (object(), TypeError),
     (-1, ValueError),
     (2**32, ValueError),
+    (2**27, ValueError),  # above MAX_USER_ID
     ("", ValueError),
     ("x" * 513, ValueError),
 ]
@@ -352,9 +362,9 @@ def test_bad_arguments_are_clear_errors(paris: Any) -> None:
 
 def test_largest_id_is_accepted(single: Any) -> None:
     active = UniqueBitmap("big", periods=("day",))
-    active.mark(2**32 - 1, 0)
+    active.mark(2**27 - 1, 0)  # MAX_USER_ID: 16 MB
     assert active.count("day", 0) == 1
-    assert single.client.strlen(active.key(Day.containing(0))) == 2**29
+    assert single.client.strlen(active.key(Day.containing(0))) == 2**24
     active.delete()
 
 

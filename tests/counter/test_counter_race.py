@@ -10,13 +10,14 @@ from django_redis_metrics import Counter
 from django_redis_metrics.counter.cleaner import clean_counters
 
 T = 1_700_000_040  # a multiple of 60
-OLD = T - 1000  # beyond the cutoff of every precision below
+OLD = T - 4000  # beyond the cutoff of every precision below
 WRITERS = 4
 COUNTERS_PER_WRITER = 30
 
 
 def counter(name: str) -> Counter:
-    return Counter(name, precisions=[1, 60], samples=3)
+    # 30 samples: the 1 s hash keeps its TTL (31 s) for the whole test
+    return Counter(name, precisions=[1, 60], samples=30)
 
 
 def test_writers_racing_the_cleaner_lose_nothing(backend):

@@ -14,6 +14,7 @@ from redis.retry import Retry
 
 from django_redis_metrics import Batch, Counter
 from django_redis_metrics.core.batch import refuses_only_this_write
+from django_redis_metrics.core.scripts import REFUSED, MetricsRefused, error_code
 from django_redis_metrics.counter.cleaner import clean_counters
 
 T0 = 1_700_000_000
@@ -146,7 +147,7 @@ def test_an_overflowing_slice_undoes_the_whole_increment(backend):
     day_key = counter.key(86400)
     backend.client.hset(day_key, T0 // 86400 * 86400, 2**63 - 10)
     before = {key: backend.client.dump(key) for key in backend.keys()}
-    with pytest.raises(redis.ResponseError, match="would overflow"):
+    with pytest.raises(MetricsRefused, match="would overflow"):
         counter.incr(20, when=T0 + 1)  # the 1 s and 60 s slices succeed first, then day overflows
     assert {key: backend.client.dump(key) for key in backend.keys()} == before
     counter.incr(5, when=T0 + 1)
@@ -169,8 +170,10 @@ def test_only_errors_about_one_call_count_as_refusing_that_call(single):
     counter = Counter("refusals", precisions=[60])
     counter.incr(when=T0)
     single.client.hset(counter.key(60), T0 // 60 * 60, 2**63 - 1)
-    with pytest.raises(redis.ResponseError) as overflow:
+    with pytest.raises(MetricsRefused) as overflow:  # a ValueError, the reply its cause
         counter.incr(when=T0)
+    assert isinstance(overflow.value, ValueError)
+    assert error_code(overflow.value.__cause__) == REFUSED
     assert refuses_only_this_write(overflow.value)
     with pytest.raises(redis.ResponseError) as lua_error:
         single.client.eval("local missing = nil; return missing.field", 0)
@@ -216,9 +219,11 @@ def test_a_counter_retired_while_its_writer_lists_it_leaves_no_ghost(cluster, mo
     Counter("ghost", precisions=[1]).incr(when=T0)
     monkeypatch.undo()
     assert not cluster.client.exists(Counter("ghost").meta_key)
-    assert [c.name for c in Counter.objects.all()] == ["ghost"]  # listed, harmlessly, until ...
+    assert cluster.client.zscore(catalogue.catalogue_key("counter"), "ghost") == 0  # listed ...
+    assert [c.name for c in Counter.objects.all()] == []  # ... until a listing forgets it
+    assert cluster.client.zscore(catalogue.catalogue_key("counter"), "ghost") is None
     clean_counters(now=T0)
-    assert Counter.objects.names() == []  # ... the next cleaning pass unlists it
+    assert Counter.objects.names() == []
 
 
 def test_a_refused_write_in_a_batch_leaves_the_others_and_the_socket_in_step(single):

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from django_redis_metrics import Batch, EventSeries
 from django_redis_metrics.checks import check_settings
 from django_redis_metrics.cleanup import CLEANERS
+from django_redis_metrics.core.scripts import MetricsRefused
 from django_redis_metrics.events.cleaner import clean_event_series
 from django_redis_metrics.events.codec import encode_value, window_index
 
@@ -215,11 +216,13 @@ def _series_keys(backend: Any, series: EventSeries) -> set[str]:
 
 
 def test_preen_removes_old_events_entirely(backend: Any) -> None:
-    series = EventSeries(unique(), index=["kind"], retention=100)
+    name = unique()
+    writer = EventSeries(name, index=["kind"], retention=1000)  # keeps all twelve
+    series = EventSeries(name, index=["kind"], retention=100)
     model = Model()
     rows = [(T0 + i * 10, {"kind": f"k{i % 3}" if i < 6 else "new", "n": i}) for i in range(12)]
     for ts, fields in rows:
-        model.add(series.record(ts, **fields), ts, fields)
+        model.add(writer.record(ts, **fields), ts, fields)
     series.counts(T0, T0 + 119, 30)
     series.counts(T0, T0 + 119, 7)
     now = T0 + 160  # cutoff T0 + 60: the six oldest events (k0, k1, k2) go
@@ -258,7 +261,9 @@ def test_preen_removes_old_events_entirely(backend: Any) -> None:
     assert EventSeries.objects.names() == []
 
 
-def test_cleaner_and_clean_metrics(backend: Any) -> None:
+def test_cleaner_and_clean_metrics(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cleaner removes what writes left (here, none is removed as it is written)."""
+    monkeypatch.setattr(EventSeries, "PRUNE_PER_WRITE", 0)
     assert CLEANERS["events"] is clean_event_series
     short = EventSeries("short", retention=60, index=["k"])
     default = EventSeries("default")
@@ -486,7 +491,7 @@ def test_record_script_fails_before_its_first_write(
     series = EventSeries(unique(), index=["kind"])
     client = backend.client
     client.set(series.key("seq"), "not a number")
-    with pytest.raises(redis.exceptions.ResponseError, match="nothing was written"):
+    with pytest.raises(MetricsRefused, match="nothing was written"):
         series.record(T0, kind="a")
     assert backend.keys() == [series.key("seq")]
     client.delete(series.key("seq"))
@@ -618,6 +623,7 @@ def test_preen_removes_old_cached_windows_in_bounded_steps(
     from django_redis_metrics.core.scripts import LuaScript
 
     monkeypatch.setattr(EventSeries, "PREEN_CACHE_BATCH", 10)
+    monkeypatch.setattr(EventSeries, "PRUNE_PER_WRITE", 0)  # preen, not the record, prunes
     series = EventSeries(unique(), retention=10)
     series.record(T0, kind="a")
     series.record(T0 + 500, kind="b")

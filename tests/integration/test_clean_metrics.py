@@ -16,6 +16,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from django_redis_metrics import Counter, EventSeries, UniqueBitmap, cleanup
+from django_redis_metrics.bitmaps import model as bitmap_model
+from django_redis_metrics.bitmaps.retention import MAX_KEEP
 from django_redis_metrics.core.cleaning import STRAY_TEMP_TTL
 from django_redis_metrics.core.keys import temp_key
 from django_redis_metrics.core.periods import period_class
@@ -38,13 +40,16 @@ def snapshot(backend: Any) -> dict[str, tuple[bytes, int]]:
 
 
 @pytest.fixture
-def old_data(single: Any) -> Any:
-    """Data due for cleaning in every kind the cleaners know."""
+def old_data(single: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Data due for cleaning in every kind the cleaners know: what writes leave to the cleaner
+    (a counter nobody writes any more, slices a version without write-time retention left,
+    periods and events kept under a longer retention than the one configured now)."""
     now = time.time()
     Counter("fresh", precisions=[1, 60]).incr()
     old = Counter("old", precisions=[1, 60], samples=10)
-    old.incr(when=now - 2 * DAY)
     old.incr(when=now)
+    for precision in (1, 60):
+        single.client.hset(old.key(precision), int(now - 2 * DAY) // precision * precision, 1)
     Counter("gone", precisions=[1], samples=5).incr(when=now - DAY)
     stray = temp_key("bitmap", "active", "crashed")
     single.client.set(stray, b"\x01")
@@ -54,14 +59,18 @@ def old_data(single: Any) -> Any:
     Counter("a:tmp:b", precisions=[60]).incr()
     single.stray = stray
     visitors = UniqueBitmap("visitors", periods=["day", "month"])
-    visitors.mark(7, when=now - 200 * DAY)  # its day is past the 92 days kept; its month is not
     visitors.mark(7, when=now)
+    with monkeypatch.context() as longer:
+        longer.setattr(bitmap_model, "retention", lambda: MAX_KEEP)
+        visitors.mark(7, when=now - 200 * DAY)  # its day is past the 92 days kept; its month not
     single.old_day_key = visitors.key(period_class("day").containing(now - 200 * DAY))
     single.old_month_key = visitors.key(period_class("month").containing(now - 200 * DAY))
     orders = EventSeries("orders", index=["country"])  # kept 30 days by default
-    orders.record(when=now - 40 * DAY, country="FR")
-    orders.record(when=now - 39 * DAY, country="DE")
-    orders.record(when=now, country="FR")
+    with monkeypatch.context() as unpruned:
+        unpruned.setattr(EventSeries, "PRUNE_PER_WRITE", 0)
+        orders.record(when=now - 40 * DAY, country="FR")
+        orders.record(when=now - 39 * DAY, country="DE")
+        orders.record(when=now, country="FR")
     return single
 
 
@@ -86,7 +95,7 @@ def test_one_pass_cleans_every_kind(old_data: Any) -> None:
     assert Counter.objects.names() == ["a:tmp:b", "fresh", "old"]
     assert Counter("old", precisions=[1, 60]).total(60) == 1
     assert 0 < old_data.client.ttl(old_data.stray) <= STRAY_TEMP_TTL
-    assert old_data.client.ttl(f"{old_data.prefix}:counter:{{a:tmp:b}}:60") == -1
+    assert old_data.client.ttl(f"{old_data.prefix}:counter:{{a:tmp:b}}:60") > STRAY_TEMP_TTL
     assert "bitmap: checked 1, removed 1 old entries" in output
     assert not old_data.client.exists(old_data.old_day_key)
     assert old_data.client.exists(old_data.old_month_key)

@@ -414,13 +414,14 @@ def test_declarations_of_one_name_in_one_batch_keep_their_own_configuration(
     first, second = Writes(), Writes()
     first.incr(minutes)
     second.incr(seconds)
-    first.mark(days, 7, 1_700_000_000)
-    second.mark(hours, 7, 1_700_000_000)
-    batch = build_batch([Submission(first, 1_700_000_000), Submission(second, 1_700_000_000)])
+    moment = int(time.time()) - 60  # marks are kept within BITMAP_RETENTION of now
+    first.mark(days, 7, moment)
+    second.mark(hours, 7, moment)
+    batch = build_batch([Submission(first, moment), Submission(second, moment)])
     batch.execute()
-    assert seconds.series(1) == [(1_700_000_000, 1)]
-    assert minutes.series(60) == [(1_700_000_000 // 60 * 60, 1)]
-    assert hours.count("hour", when=1_700_000_000) == 1
+    assert seconds.series(1) == [(moment, 1)]
+    assert minutes.series(60) == [(moment // 60 * 60, 1)]
+    assert hours.count("hour", when=moment) == 1
 
 
 def test_one_declared_counter_still_merges_with_itself(single: Any, fresh_state: None) -> None:

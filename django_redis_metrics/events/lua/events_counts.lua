@@ -6,11 +6,13 @@
 -- ARGV[2]          now: only windows ending at or before it are cached (closed windows)
 -- ARGV[3]          most window sizes the series caches
 -- ARGV[4]          most windows cached per window size
--- ARGV[5..]        the window boundaries: n + 1 timestamps for n windows
+-- ARGV[5]          TTL of the cache keys (ms), refreshed as they are written: derived data,
+--                  they go with the series (twice its retention, as its other keys)
+-- ARGV[6..]        the window boundaries: n + 1 timestamps for n windows
 -- Returns the n counts.
 local caching = ARGV[1] ~= ''
 local now = tonumber(ARGV[2])
-local n = #ARGV - 5
+local n = #ARGV - 6
 local cached = {}
 local room = 0
 if caching then
@@ -19,7 +21,7 @@ if caching then
         caching = false
     else
         room = tonumber(ARGV[4]) - redis.call('ZCARD', KEYS[2])
-        local hits = redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[5], ARGV[4 + n])
+        local hits = redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[6], ARGV[5 + n])
         for _, member in ipairs(hits) do
             local sep = string.find(member, ':', 1, true)
             cached[string.sub(member, 1, sep - 1)] = tonumber(string.sub(member, sep + 1))
@@ -29,7 +31,7 @@ end
 local counts = {}
 local stored = false
 for i = 1, n do
-    local start, stop = ARGV[4 + i], ARGV[5 + i]
+    local start, stop = ARGV[5 + i], ARGV[6 + i]
     local count = cached[start]
     if count == nil then
         count = redis.call('ZCOUNT', KEYS[1], start, '(' .. stop)
@@ -43,5 +45,7 @@ for i = 1, n do
 end
 if stored then
     redis.call('SADD', KEYS[3], ARGV[1])
+    redis.call('PEXPIRE', KEYS[2], ARGV[5])
+    redis.call('PEXPIRE', KEYS[3], ARGV[5])
 end
 return counts

@@ -1,11 +1,13 @@
 -- Record events atomically: new ids, the event hashes, the time index, the per-field indexes,
--- the values seen, and invalidation of every cached window that holds a new event.
+-- the values seen, and invalidation of every cached window that holds a new event; then the
+-- series' retention, enforced as it is written.
 -- KEYS[1]          the id counter (INCRBY)
 -- KEYS[2]          the time index (sorted set: id -> timestamp)
--- KEYS[3]          the meta hash (retention, indexed fields); also the catalogue marker
+-- KEYS[3]          the meta hash (retention, indexed fields, 'x': when the series' keys
+--                  expire, in ms); also the catalogue marker
 -- KEYS[4]          the set of cached window sizes
 -- KEYS[5..m]       per indexed (field, value): its sorted set, the field's values set, and the
---                  sorted set of the field's overflow value (ARGV[7])
+--                  sorted set of the field's overflow value (ARGV[8])
 -- KEYS[#KEYS]      the catalogue, only when it can be written here (not on Redis Cluster)
 -- ARGV[1]          prefix of event hash keys (prefix .. id)
 -- ARGV[2]          prefix of cache keys (prefix .. window size)
@@ -17,18 +19,30 @@
 -- ARGV[7]          the cap in effect (a positive integer): a value not seen yet, once the
 --                  field's values set holds the cap, is indexed under the overflow value instead
 -- ARGV[8]          the overflow value (its sorted set is the third key of each entry)
--- ARGV[9]          number of indexed fields, then their names
+-- ARGV[9]          the retention in effect, in seconds
+-- ARGV[10]         how many seconds an event may be stamped after the Redis clock
+-- ARGV[11]         most expired events this call removes
+-- ARGV[12]         prefix of values sets (prefix .. field)
+-- ARGV[13]         prefix of per-field index keys (prefix .. field .. ':' .. value)
+-- ARGV[14]         number of indexed fields, then their names
 -- then            number of events, then per event: timestamp, number of fields, (field, value)
 --                  pairs, number of index entries, (KEYS position of the sorted set, value) pairs
 -- Event hashes and cache keys are derived from data here (the id is made in this script), so
 -- they are not in KEYS; they share the series' hash tag, so on Redis Cluster they live in the
 -- same slot as KEYS[1] and the script stays on one node.
+-- Retention follows the newest event, never past the Redis clock: an event older than the
+-- retention before it is not stored (its id is used all the same), and each call removes at
+-- most ARGV[11] of the oldest expired events, hashes and index entries together. TTLs are a
+-- safety net, so that a series nobody records any more disappears by itself: twice the
+-- retention on the series' keys (refreshed once per retention, or as a key is written), three
+-- times on an event's hash (so no hash expires while its event is still indexed).
 -- The script cannot fail once it has written: phase 1 checks every argument and (with read
 -- commands that fail on a wrong type) every key it will write; phase 2 only writes.
 -- Returns {first new id, 1 while the series is not known to be listed (the caller lists it)}.
 
 -- Phase 1: parse and check; nothing is written.
---#include lib/window_start.lua
+--#include lib/clock.lua
+--#include lib/prune.lua
 local function fail(message)
     return redis.error_reply('DRM_REFUSED events_record: ' .. message .. '; nothing was written')
 end
@@ -39,7 +53,11 @@ if not cap or cap < 1 or cap ~= math.floor(cap) then
     return fail('bad cap of distinct values')
 end
 local overflow = ARGV[8]
-local a = 9
+local retention, ahead, budget = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+if not retention or retention <= 0 or not ahead or not budget then
+    return fail('bad retention')
+end
+local a = 14
 local n_index = tonumber(ARGV[a])
 if not n_index or n_index < 0 then
     return fail('bad number of indexed fields')
@@ -55,13 +73,20 @@ if not n_events or n_events < 1 then
     return fail('bad number of events')
 end
 a = a + 1
+local now, now_ms = server_clock()
 local events = {}
+local latest = -math.huge
 for e = 1, n_events do
     local ts, n_fields = ARGV[a], tonumber(ARGV[a + 1])
     local t = tonumber(ts)
     if not t or t ~= t or t == math.huge or t == -math.huge then
         return fail('bad timestamp ' .. tostring(ts))
     end
+    local refusal = ahead_refusal('event series ' .. ARGV[3], ts, now, ahead)
+    if refusal then
+        return refusal
+    end
+    latest = math.max(latest, t)
     if not n_fields or n_fields < 1 or a + 2 + 2 * n_fields > #ARGV then
         return fail('bad number of fields')
     end
@@ -86,31 +111,39 @@ if a ~= #ARGV + 1 then
 end
 -- Every key written below must hold the right type (these reads fail before any write if not),
 -- and the counter must stay an exact integer.
-local unlisted = redis.call('HEXISTS', KEYS[3], 'listed') == 0
+local stored = redis.call('HMGET', KEYS[3], 'listed', 'x')
+local unlisted = not stored[1]
 local seq = redis.call('GET', KEYS[1])
 if seq and (not string.match(seq, '^%d+$') or tonumber(seq) + n_events >= 2 ^ 53) then
     return fail('the id counter ' .. KEYS[1] .. ' holds ' .. seq)
 end
-redis.call('ZCARD', KEYS[2])
+local newest = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+local new_values = {}
 for k = 5, last_key, 3 do
     redis.call('ZCARD', KEYS[k])
-    redis.call('SCARD', KEYS[k + 1])
+    if redis.call('SCARD', KEYS[k + 1]) == 0 then
+        new_values[k + 1] = true  -- created below: it needs its TTL
+    end
     redis.call('ZCARD', KEYS[k + 2])
 end
-local sizes = {}
-for _, size in ipairs(redis.call('SMEMBERS', KEYS[4])) do
-    local w = tonumber(size)
+local sizes = cached_sizes(KEYS[4], ARGV[2])
+for _, size in ipairs(sizes) do
+    local w = size[2]
     if not w or w <= 0 or w ~= math.floor(w) then
-        return fail('bad cached window size ' .. size)
+        return fail('bad cached window size ' .. size[1])
     end
-    redis.call('ZCARD', ARGV[2] .. size)
-    sizes[#sizes + 1] = {size, w}
+    redis.call('ZCARD', size[3])
 end
 if has_catalogue then
     redis.call('ZSCORE', KEYS[#KEYS], ARGV[3])
 end
 
 -- Phase 2: write (no command below can fail on the keys and arguments checked above).
+local series_ttl = math.ceil(2 * retention * 1000)
+local hash_ttl = math.ceil(3 * retention * 1000)
+-- Events older than the retention before the newest one (never past the clock) are not kept.
+local anchor = math.min(math.max(latest, tonumber(newest[2]) or latest), now)
+local cutoff = anchor - retention
 local function hset(key, list, first, last)
     for i = first, last, 1000 do
         redis.call('HSET', key, unpack(list, i, math.min(i + 999, last)))
@@ -119,28 +152,60 @@ end
 hset(KEYS[3], meta, 1, #meta)
 local first = redis.call('INCRBY', KEYS[1], n_events) - n_events + 1
 for e, event in ipairs(events) do
-    local id = first + e - 1
-    local hash = ARGV[1] .. id
-    -- Ids are never reused, but a stale hash (left by an older version) must not merge in.
-    redis.call('DEL', hash)
-    hset(hash, ARGV, event.first, event.last)
-    redis.call('ZADD', KEYS[2], event.ts, id)
-    for j = 0, event.n_entries - 1 do
-        local p = event.entries + 2 * j
-        local k = tonumber(ARGV[p])
-        local index, value = KEYS[k], ARGV[p + 1]
-        -- The cap: a value not seen yet, once the field holds the cap, goes to the overflow.
-        if redis.call('SISMEMBER', KEYS[k + 1], value) == 0
-            and redis.call('SCARD', KEYS[k + 1]) >= cap then
-            index, value = KEYS[k + 2], overflow
+    if event.t >= cutoff then
+        local id = first + e - 1
+        local hash = ARGV[1] .. id
+        -- Ids are never reused, but a stale hash (left by an older version) must not merge in.
+        redis.call('DEL', hash)
+        hset(hash, ARGV, event.first, event.last)
+        redis.call('PEXPIRE', hash, hash_ttl)
+        redis.call('ZADD', KEYS[2], event.ts, id)
+        for j = 0, event.n_entries - 1 do
+            local p = event.entries + 2 * j
+            local k = tonumber(ARGV[p])
+            local index, value = KEYS[k], ARGV[p + 1]
+            -- The cap: a value not seen yet, once the field holds the cap, goes to the overflow.
+            if redis.call('SISMEMBER', KEYS[k + 1], value) == 0
+                and redis.call('SCARD', KEYS[k + 1]) >= cap then
+                index, value = KEYS[k + 2], overflow
+            end
+            redis.call('ZADD', index, event.ts, id)
+            redis.call('PEXPIRE', index, series_ttl)
+            redis.call('SADD', KEYS[k + 1], value)
+            if new_values[k + 1] then
+                redis.call('PEXPIRE', KEYS[k + 1], series_ttl)
+                new_values[k + 1] = nil
+            end
         end
-        redis.call('ZADD', index, event.ts, id)
-        redis.call('SADD', KEYS[k + 1], value)
+        local t = event.t
+        for _, size in ipairs(sizes) do
+            local start = window_start(t, size[2])
+            redis.call('ZREMRANGEBYSCORE', size[3], start, start)
+        end
     end
-    local t = event.t
-    for _, size in ipairs(sizes) do
-        local start = window_start(t, size[2])
-        redis.call('ZREMRANGEBYSCORE', ARGV[2] .. size[1], start, start)
+end
+-- The series' own keys: their TTL is refreshed once per retention (or when first written).
+local expiry = tonumber(stored[2])
+if not expiry or expiry - now_ms < retention * 1000 then
+    local keys = {KEYS[1], KEYS[2], KEYS[3], KEYS[4]}
+    for i = 1, n_index do
+        keys[#keys + 1] = ARGV[12] .. ARGV[14 + i]
+    end
+    for _, key in ipairs(keys) do
+        redis.call('PEXPIRE', key, series_ttl)
+    end
+    redis.call('HSET', KEYS[3], 'x', string.format('%d', now_ms + series_ttl))
+end
+-- Retention: a bounded number of the oldest expired events go, hashes and index entries
+-- together, and as many old cached windows.
+if budget > 0 then
+    local bound = string.format('%.17g', cutoff)
+    if #redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. bound, 'LIMIT', 0, 1) > 0 then
+        local prefixes = {hash = ARGV[1], by = ARGV[13], values = ARGV[12], overflow = overflow}
+        prune_events(KEYS[2], bound, budget, prefixes, indexed_fields(KEYS[3]), sizes)
+    end
+    if #sizes > 0 then
+        prune_cached_windows(sizes, KEYS[4], cutoff, budget)
     end
 end
 if unlisted and has_catalogue then
