@@ -66,7 +66,7 @@ def test_view_code_keeps_its_writes_while_redis_is_away(
         (lambda: Counter("c").incr(defer=True, batch=Batch()), TypeError, "not both"),
         (lambda: EventSeries("e").record(defer=True), ValueError, "at least one field"),
         (lambda: EventSeries("e").record(defer=True, x=object()), TypeError, "Field .x."),
-        (lambda: UniqueBitmap("u").mark(-1, defer=True), ValueError, "\\[0, 2\\*\\*32\\)"),
+        (lambda: UniqueBitmap("u").mark(-1, defer=True), ValueError, "bit offset"),
         (lambda: UniqueBitmap("u").mark(1.5, defer=True), TypeError, "user id"),
         (lambda: UniqueBitmap("u").mark(1, when="now", defer=True), TypeError, "when"),
     ],
