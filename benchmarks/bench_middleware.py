@@ -293,11 +293,10 @@ def main() -> None:
             DJANGO_REDIS_METRICS={"CONNECTION": server.url, "PREFIX": "bench"},
         )
         django.setup()
-        from django_redis_metrics.failopen import fail_open_client
-
         from django_redis_metrics import Counter, UniqueBitmap
+        from django_redis_metrics.core.connection import fail_fast_connection
 
-        client = fail_open_client()  # the very client the middleware writes with
+        client = fail_fast_connection()  # the very client the middleware writes with
         print(f"{options.rounds} rounds of {options.requests} requests; medians over rounds")
 
         plain, measured = handlers([])

@@ -21,9 +21,12 @@ django_redis_metrics.E040  HITS_COUNTER, ACTIVE_USERS, UNRESOLVED_VIEW or OTHER_
 django_redis_metrics.E041  VIEW_COUNTER is not None or a name template containing "{view}"
 django_redis_metrics.E042  MAX_VIEW_COUNTERS is not an int in [1, 10000]
 django_redis_metrics.E043  EXCLUDE_VIEWS or EXCLUDE_PATHS is not a list of strings
-django_redis_metrics.E044  FAIL_OPEN_TIMEOUT or FAIL_OPEN_COOLDOWN is not a positive number
+django_redis_metrics.E044  FAIL_OPEN_TIMEOUT is not a positive number
 django_redis_metrics.E045  SEND_DELAY is not a non-negative number of seconds
 django_redis_metrics.E046  SEND_BATCH_SIZE or SEND_QUEUE_SIZE is not a positive int
+django_redis_metrics.E047  SEND_QUEUE_BYTES is not a positive int
+django_redis_metrics.E048  SEND_RETRY_DELAY or SEND_RETRY_MAX_DELAY is not a positive number of
+                           seconds, or the first retry comes later than the longest wait
 django_redis_metrics.E050  ADMIN_PAGE_SIZE is not a positive int
 django_redis_metrics.E051  DASHBOARD is not a list of dashboard tiles (names, dotted paths of
                            Tile subclasses, or {"tile": ..., **options})
@@ -53,6 +56,12 @@ from .events.model import validate_max_values
 from .events.model import validate_retention as events_validate_retention
 
 ID = "django_redis_metrics.{}"
+#: Keys the app no longer reads, and what replaced them (the hint of their W001 warning).
+REMOVED_KEYS = {
+    "FAIL_OPEN_COOLDOWN": "FAIL_OPEN_COOLDOWN was removed: writes are no longer dropped for a "
+    "cooldown after a failure but kept and retried (see SEND_RETRY_DELAY, "
+    "SEND_RETRY_MAX_DELAY). Delete the key.",
+}
 REDIS_CACHE_BACKENDS = ("django_redis.", "django.core.cache.backends.redis.RedisCache")
 
 
@@ -66,7 +75,7 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
         errors.append(
             Warning(
                 f"{SETTING_NAME} has an unknown key {key!r}.",
-                hint=f"Known keys: {', '.join(sorted(DEFAULTS))}.",
+                hint=REMOVED_KEYS.get(key, f"Known keys: {', '.join(sorted(DEFAULTS))}."),
                 id=ID.format("W001"),
             )
         )
@@ -143,8 +152,12 @@ def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
                     id=ID.format("E043"),
                 )
             )
-    for name in ("FAIL_OPEN_TIMEOUT", "FAIL_OPEN_COOLDOWN"):
-        errors += _validated(value[name], partial(seconds, what=name), name, "E044")
+    errors += _validated(
+        value["FAIL_OPEN_TIMEOUT"],
+        partial(seconds, what="FAIL_OPEN_TIMEOUT"),
+        "FAIL_OPEN_TIMEOUT",
+        "E044",
+    )
     errors += _validated(
         value["SEND_DELAY"],
         partial(seconds, what="SEND_DELAY", allow_zero=True),
@@ -153,6 +166,13 @@ def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
     )
     for name in ("SEND_BATCH_SIZE", "SEND_QUEUE_SIZE"):
         errors += _validated(value[name], partial(positive_int, what=name), name, "E046")
+    errors += _validated(
+        value["SEND_QUEUE_BYTES"],
+        partial(positive_int, what="SEND_QUEUE_BYTES"),
+        "SEND_QUEUE_BYTES",
+        "E047",
+    )
+    errors += _check_retry_delays(value["SEND_RETRY_DELAY"], value["SEND_RETRY_MAX_DELAY"])
     errors += _validated(
         value["ADMIN_PAGE_SIZE"],
         partial(positive_int, what="ADMIN_PAGE_SIZE"),
@@ -175,6 +195,19 @@ def validate_max_view_counters(value: object) -> int:
     if number > MAX_VIEW_COUNTERS_LIMIT:
         raise ValueError(f"MAX_VIEW_COUNTERS must be at most {MAX_VIEW_COUNTERS_LIMIT}.")
     return number
+
+
+def _check_retry_delays(first: Any, longest: Any) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    for name, delay in (("SEND_RETRY_DELAY", first), ("SEND_RETRY_MAX_DELAY", longest)):
+        errors += _validated(delay, partial(seconds, what=name), name, "E048")
+    if not errors and first > longest:
+        message = (
+            f"{SETTING_NAME}['SEND_RETRY_DELAY'] ({first!r} s) must not be longer than "
+            f"SEND_RETRY_MAX_DELAY ({longest!r} s)."
+        )
+        errors.append(Error(message, id=ID.format("E048")))
+    return errors
 
 
 def _validated(

@@ -67,10 +67,12 @@ DEFAULTS: dict[str, Any] = {
     "EXCLUDE_VIEWS": DEFAULT_EXCLUDE_VIEWS,
     "EXCLUDE_PATHS": None,
     "FAIL_OPEN_TIMEOUT": 0.25,
-    "FAIL_OPEN_COOLDOWN": 30.0,
     "SEND_DELAY": 0.05,
     "SEND_BATCH_SIZE": 500,
-    "SEND_QUEUE_SIZE": 10_000,
+    "SEND_QUEUE_SIZE": 50_000,
+    "SEND_QUEUE_BYTES": 32 * 1024 * 1024,
+    "SEND_RETRY_DELAY": 0.1,
+    "SEND_RETRY_MAX_DELAY": 0.5,
     # Admin
     "ADMIN_PAGE_SIZE": 100,
     "DASHBOARD": DEFAULT_DASHBOARD,
@@ -220,13 +222,8 @@ class Settings:
 
     @property
     def FAIL_OPEN_TIMEOUT(self) -> float:
-        """Seconds the middleware and decorators wait for Redis before dropping a write."""
+        """Seconds the sender waits for Redis before it keeps the batch and tries again later."""
         return float(self.get("FAIL_OPEN_TIMEOUT"))
-
-    @property
-    def FAIL_OPEN_COOLDOWN(self) -> float:
-        """Seconds without any attempt after a failure (the circuit breaker stays open)."""
-        return float(self.get("FAIL_OPEN_COOLDOWN"))
 
     @property
     def SEND_DELAY(self) -> float:
@@ -240,8 +237,23 @@ class Settings:
 
     @property
     def SEND_QUEUE_SIZE(self) -> int:
-        """Most requests' writes waiting to be sent per process; beyond it they are dropped."""
+        """Most requests' writes waiting to be stored per process; beyond, new ones are dropped."""
         return int(self.get("SEND_QUEUE_SIZE"))
+
+    @property
+    def SEND_QUEUE_BYTES(self) -> int:
+        """Most (estimated) bytes of writes waiting per process; beyond, new ones are dropped."""
+        return int(self.get("SEND_QUEUE_BYTES"))
+
+    @property
+    def SEND_RETRY_DELAY(self) -> float:
+        """Seconds before the first new attempt after Redis failed; doubles at each failure."""
+        return float(self.get("SEND_RETRY_DELAY"))
+
+    @property
+    def SEND_RETRY_MAX_DELAY(self) -> float:
+        """The longest wait between two attempts while Redis fails."""
+        return float(self.get("SEND_RETRY_MAX_DELAY"))
 
     # Admin
 

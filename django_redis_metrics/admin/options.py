@@ -2,7 +2,9 @@
 
 As django-rq does, unmanaged models give the section its entries; each ``ModelAdmin`` hands its
 changelist to a metrics page and adds the other pages and JSON endpoints in ``get_urls()``,
-all wrapped in ``admin_site.admin_view`` and the ``view_metrics`` permission check.
+all wrapped in ``admin_site.admin_view`` and the ``view_metrics`` permission check. While Redis
+cannot be reached, every page answers 503 inside the admin layout and every endpoint 503 JSON,
+naming the (masked) Redis address.
 """
 
 from __future__ import annotations
@@ -11,9 +13,13 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
+from ..conf import conf
+from ..core.batch import is_outage
+from ..core.connection import REDIS_ERRORS, redacted
 from ..models import (
     PERMISSION,
     CounterMetric,
@@ -23,6 +29,9 @@ from ..models import (
 )
 from . import bitmaps, counters, dashboard, events
 from .common import metrics_permission
+
+#: Seconds a client is told to wait before asking again while Redis is unreachable.
+RETRY_AFTER = 5
 
 Page = Callable[[HttpRequest, dict[str, Any]], HttpResponse]
 
@@ -81,9 +90,52 @@ class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def _page(self, page: Page) -> Callable[..., HttpResponse]:
         @metrics_permission
         def view(request: HttpRequest) -> HttpResponse:
-            return page(request, self.context(request))
+            context = self.context(request)
+            try:
+                return page(request, context)
+            except REDIS_ERRORS as error:
+                if not is_outage(error):
+                    raise
+                return self._unavailable_page(request, context, error)
 
         return self.admin_site.admin_view(view)
+
+    def _endpoint(self, endpoint: Callable[[HttpRequest], HttpResponse]) -> Callable[..., Any]:
+        @metrics_permission
+        def view(request: HttpRequest) -> HttpResponse:
+            try:
+                return endpoint(request)
+            except REDIS_ERRORS as error:
+                if not is_outage(error):
+                    raise
+                response = JsonResponse(
+                    {
+                        "error": "redis_unreachable",
+                        "message": f"Redis at {redacted(conf.CONNECTION)} is unreachable "
+                        f"({type(error).__name__}).",
+                        "retry_after": RETRY_AFTER,
+                    },
+                    status=503,
+                )
+                response["Retry-After"] = str(RETRY_AFTER)
+                return response
+
+        return self.admin_site.admin_view(view)
+
+    def _unavailable_page(
+        self, request: HttpRequest, context: dict[str, Any], error: BaseException
+    ) -> HttpResponse:
+        """503 inside the admin layout: which Redis (credentials masked) did not answer."""
+        context.update(
+            title="Metrics unavailable",
+            redis_address=redacted(conf.CONNECTION),
+            error_type=type(error).__name__,
+        )
+        response = TemplateResponse(
+            request, "django_redis_metrics/admin/unavailable.html", context, status=503
+        )
+        response["Retry-After"] = str(RETRY_AFTER)
+        return response
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
         return self._page(self.index_page)(request)
@@ -96,11 +148,7 @@ class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
             for route, page, suffix in self.pages
         ]
         urls += [
-            path(
-                route,
-                self.admin_site.admin_view(metrics_permission(view)),
-                name=self.url_name(suffix),
-            )
+            path(route, self._endpoint(view), name=self.url_name(suffix))
             for route, view, suffix in self.endpoints
         ]
         urls.append(path("", self._page(self.index_page), name=self.url_name("changelist")))

@@ -17,7 +17,7 @@ from datetime import date, tzinfo
 from typing import Any, ClassVar
 
 from ..conf import conf
-from ..core import catalogue
+from ..core import catalogue, deferral
 from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, run_calls
 from ..core.connection import RedisClient, get_redis_connection
@@ -146,14 +146,26 @@ class UniqueBitmap(Metric):
 
     # Writing
 
-    def mark(self, user_id: object, when: When = None, *, batch: Batch | None = None) -> None:
+    def mark(
+        self,
+        user_id: object,
+        when: When = None,
+        *,
+        batch: Batch | None = None,
+        defer: bool = False,
+    ) -> None:
         """Set ``user_id``'s bit in every configured period holding ``when``: one atomic round
         trip (a first-seen str/UUID id on Redis Cluster costs one more, to map it).
 
-        With ``batch``, the write is queued and sent with the batch's other writes.
+        With ``batch``, the write is queued and sent with the batch's other writes. With
+        ``defer=True`` it is checked now and handed to the process's sender, as the
+        middleware's writes are: it never waits on Redis nor raises because Redis is away.
         """
         value = normalize_id(user_id)
         timestamp = to_timestamp(when)
+        if deferral.check_defer(defer, batch):
+            deferral.sink().mark(self, value, timestamp)
+            return
         zone = get_zone()
         periods = [_containing(name, timestamp, zone) for name in self.periods]
         client = get_redis_connection()

@@ -12,17 +12,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import (
+    AskError,
+    ClusterError,
+    ConnectionError,
+    InvalidResponse,
+    NoScriptError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    RedisClusterException,
+    ResponseError,
+    TimeoutError,
+    TryAgainError,
+)
 
 from .connection import RedisClient, get_redis_connection
 from .scripts import (
+    OUT_OF_ORDER,
     REFUSED,
     KeyOrArg,
     LuaScript,
     MetricsRefused,
     as_refusal,
     error_code,
+    is_duplicate,
     is_script_error,
+    once_key,
 )
 
 AfterCallback = Callable[[RedisClient, Any], Any]
@@ -36,12 +51,32 @@ class ScriptCall:
     keys: Sequence[KeyOrArg]
     args: Sequence[KeyOrArg]
     after: AfterCallback | None = None
+    #: Made by :meth:`once`: a reply of :data:`~.scripts.DUPLICATE` means "already applied".
+    idempotent: bool = False
+
+    def once(self, sender: str, seq: int, previous: int = 0) -> ScriptCall:
+        """This call through its script's idempotent variant, numbered ``seq`` by ``sender``:
+        sent again, it is not applied again (and its ``after`` callback is skipped).
+        ``previous``: the number of the call before it in its batch on the same metric (same
+        :meth:`once_key`), which must be applied first; 0 if none."""
+        return ScriptCall(
+            self.script.idempotent(),
+            [*self.keys, self.once_key()],
+            [*self.args, sender, seq, previous],
+            self.after,
+            idempotent=True,
+        )
+
+    def once_key(self) -> str:
+        """The hash remembering which of this metric's calls were applied."""
+        return once_key(str(self.keys[0]))
 
 
 def run_calls(
     client: RedisClient,
     calls: Sequence[ScriptCall],
     errors: list[tuple[ScriptCall, Exception]] | None = None,
+    duplicates: list[ScriptCall] | None = None,
 ) -> list[Any]:
     """Run ``calls`` (one round trip however many), then their ``after`` callbacks.
 
@@ -49,7 +84,9 @@ def run_calls(
     refuses another (see :func:`refuses_only_this_write`); the result of a failed call is
     ``None``. The errors are appended to ``errors`` when it is given (a ``DRM_REFUSED`` reply as
     :class:`~.scripts.MetricsRefused`, a ``ValueError``); otherwise the first one is raised once
-    all callbacks ran. Any other error reply is raised at once.
+    all callbacks ran. Any other error reply is raised at once. An idempotent call that was
+    already applied has the result ``None``, skips its callback, and is appended to
+    ``duplicates`` when given.
     """
     if len(calls) == 1:
         call = calls[0]
@@ -69,6 +106,11 @@ def run_calls(
         if isinstance(reply, ResponseError | MetricsRefused):
             failed.append((call, as_refusal(reply)))
             results.append(None)
+            continue
+        if call.idempotent and is_duplicate(reply):
+            results.append(None)
+            if duplicates is not None:
+                duplicates.append(call)
             continue
         if call.after is None:
             results.append(reply)
@@ -97,6 +139,41 @@ def refuses_only_this_write(error: BaseException) -> bool:
         return False
     # A runtime error inside a script (a bug, or a foreign key in that one call): not an outage.
     return error_code(error) in ONE_CALL_CODES or is_script_error(error)
+
+
+#: Errors that mean "Redis cannot be reached now": the batch is kept and sent again.
+UNREACHABLE: tuple[type[Exception], ...] = (
+    ConnectionError,
+    TimeoutError,
+    InvalidResponse,
+    RedisClusterException,
+    OSError,
+)
+#: Error replies of a server that cannot take writes for now (out of memory, a replica, a
+#: cluster failing over, a script cache just emptied by a restart).
+PASSING_REPLIES: tuple[type[Exception], ...] = (
+    OutOfMemoryError,
+    ReadOnlyError,
+    ClusterError,
+    TryAgainError,
+    AskError,
+    NoScriptError,
+)
+#: Codes of passing conditions found in an error's text: those redis-py has no class for, the
+#: others as Redis 6.2 words them inside a script (which hides the class), and an idempotent
+#: call waiting for an earlier one of its batch.
+PASSING_CODES = frozenset(
+    {"MISCONF", "BUSY", "MASTERDOWN", "NOREPLICAS", "LOADING", "OOM", "READONLY", "CLUSTERDOWN"}
+    | {"TRYAGAIN", OUT_OF_ORDER}
+)
+
+
+def is_outage(error: BaseException) -> bool:
+    """Whether ``error`` is a passing failure of Redis as a whole (retry later), rather than a
+    refusal that sending the same batch again would meet again."""
+    if isinstance(error, ResponseError):
+        return isinstance(error, PASSING_REPLIES) or error_code(error) in PASSING_CODES
+    return isinstance(error, UNREACHABLE)
 
 
 def _pipelined(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
@@ -195,6 +272,8 @@ class Batch:
     #: ``after`` callbacks raised: they are in ``errors``).
     sent: bool = False
     errors: list[tuple[ScriptCall, Exception]] = field(default_factory=list)
+    #: Idempotent calls the last round trip found already applied (their reply had been lost).
+    duplicates: list[ScriptCall] = field(default_factory=list)
 
     def add(self, call: ScriptCall) -> None:
         self.calls.append(call)
@@ -207,7 +286,8 @@ class Batch:
         client = self.client or get_redis_connection()
         calls, self.calls = self.calls, []
         self.errors = []
-        self.results = run_calls(client, calls, self.errors)
+        self.duplicates = []
+        self.results = run_calls(client, calls, self.errors, self.duplicates)
         self.sent = True
         if self.errors:
             raise self.errors[0][1]

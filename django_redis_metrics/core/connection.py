@@ -84,7 +84,8 @@ def get_redis_connection() -> RedisClient:
 def fail_fast_connection() -> RedisClient:
     """A client on the configured Redis with the short ``FAIL_OPEN_TIMEOUT`` and no retries,
     for writes made on behalf of a request. For a ``CACHES`` alias, a pool of its own with the
-    alias's connection options but the short timeout."""
+    alias's connection options but the short timeout. On Redis Cluster it reloads the whole
+    slot map at the first ``MOVED`` (see also :func:`refresh_cluster_slots`)."""
     timeout = conf.FAIL_OPEN_TIMEOUT
     return _cached((conf.CONNECTION, conf.CLUSTER, timeout, timeout, False))
 
@@ -123,6 +124,8 @@ def _new_client(
     if cluster:
         if target.startswith("unix://"):
             raise ImproperlyConfigured("Redis Cluster cannot be reached over a unix:// socket.")
+        if not retries:  # a failover moved slots: learn the new map at once, not in 5 MOVEDs
+            options["reinitialize_steps"] = 1
         return RedisCluster.from_url(target, **options)
     if retries:
         options["retry_on_timeout"] = False
@@ -151,6 +154,15 @@ def _cache_alias_client(alias: str) -> RedisClient:
         f"The CACHES alias {alias!r} uses {backend!r}; only django-redis and Django's RedisCache "
         "expose a Redis connection to share."
     )
+
+
+def refresh_cluster_slots(client: RedisClient) -> None:
+    """After a failed call on Redis Cluster, reload ``client``'s slot map from any node that
+    answers, so that the next call reaches a replica promoted meanwhile rather than the dead
+    master; a no-op for a single node, and silent while no node answers."""
+    if isinstance(client, RedisCluster):
+        with contextlib.suppress(*REDIS_ERRORS):
+            client.nodes_manager.initialize()
 
 
 def reset_connections(*, fail_fast_only: bool = False) -> None:

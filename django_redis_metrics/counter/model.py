@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from ..conf import conf
-from ..core import catalogue
+from ..core import catalogue, deferral
 from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, run_calls
 from ..core.connection import RedisClient, get_redis_connection
@@ -120,13 +120,20 @@ class Counter(Metric):
 
     # Writing
 
-    def incr(self, count: int = 1, when: When = None, *, batch: Batch | None = None) -> None:
+    def incr(
+        self, count: int = 1, when: When = None, *, batch: Batch | None = None, defer: bool = False
+    ) -> None:
         """Add ``count`` to the slice holding ``when`` at every precision: one atomic round trip.
 
-        With ``batch``, the write is queued and sent with the batch's other writes.
+        With ``batch``, the write is queued and sent with the batch's other writes. With
+        ``defer=True`` it is checked now and handed to the process's sender, as the
+        middleware's writes are: it never waits on Redis nor raises because Redis is away.
         """
         count = validate_count(count)
         timestamp = to_timestamp(when)
+        if deferral.check_defer(defer, batch):
+            deferral.sink().incr(self, count, timestamp)
+            return
         slices = {p: {int(timestamp // p) * p: count} for p in self.precisions}
         client = get_redis_connection()
         call = self._incr_call(slices, client)

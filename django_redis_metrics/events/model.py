@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, overload
+from typing import Any, ClassVar, Literal, overload
 
 from ..conf import conf
-from ..core import catalogue
+from ..core import catalogue, deferral
 from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, run_calls
 from ..core.connection import RedisClient, get_redis_connection
@@ -147,19 +147,42 @@ class EventSeries(SeriesQueries, Metric):
     # Writing
 
     @overload
-    def record(self, when: When = None, *, batch: None = None, **fields: Any) -> int: ...
+    def record(
+        self,
+        when: When = None,
+        *,
+        batch: None = None,
+        defer: Literal[False] = False,
+        **fields: Any,
+    ) -> int: ...
 
     @overload
-    def record(self, when: When = None, *, batch: Batch, **fields: Any) -> None: ...
+    def record(
+        self, when: When = None, *, batch: Batch, defer: Literal[False] = False, **fields: Any
+    ) -> None: ...
 
-    def record(self, when: When = None, *, batch: Batch | None = None, **fields: Any) -> int | None:
+    @overload
+    def record(
+        self, when: When = None, *, batch: None = None, defer: Literal[True], **fields: Any
+    ) -> None: ...
+
+    def record(
+        self, when: When = None, *, batch: Batch | None = None, defer: bool = False, **fields: Any
+    ) -> int | None:
         """Record one event and return its id: one atomic script call, one round trip.
 
-        With ``batch``, the write is queued; its id is then in ``batch.results``.
+        With ``batch``, the write is queued; its id is then in ``batch.results``. With
+        ``defer=True`` the event is checked now and handed to the process's sender, as the
+        decorators' writes are (no id is returned): it never waits on Redis nor raises because
+        Redis is away. ``when``, ``batch`` and ``defer`` cannot be field names.
         """
         if batch is not None and not isinstance(batch, Batch):
             raise TypeError(f"batch must be a Batch, not {type(batch).__name__}: {batch!r}.")
+        deferred = deferral.check_defer(defer, batch)
         event = self._prepare(when, fields)
+        if deferred:
+            deferral.sink().write(self.name, lambda later: self._add_recorded(later, event))
+            return None
         client = get_redis_connection()
         call = self._record_call([event], client)
         if batch is not None:
@@ -237,6 +260,10 @@ class EventSeries(SeriesQueries, Metric):
             if indexed:
                 entries.append((field, text))
         return score(timestamp), flat, entries
+
+    def _add_recorded(self, batch: Batch, event: Prepared) -> None:
+        """Add an event checked earlier (a deferred ``record``) to ``batch``."""
+        batch.add(self._record_call([event], get_redis_connection()))
 
     def _record_call(self, events: Sequence[Prepared], client: RedisClient) -> ScriptCall:
         inline = catalogue.inline_catalogue(client)

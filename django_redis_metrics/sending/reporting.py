@@ -3,7 +3,7 @@
 A write Redis stored but whose follow-up failed, or that the server refused on its own (a user
 id of the wrong kind, a key holding another type, an overflowing slice: see
 :func:`django_redis_metrics.core.batch.refuses_only_this_write`), is a data error, not an outage:
-it is logged once per (metric, error type) per ``FAIL_OPEN_COOLDOWN``.
+it is logged once per (metric, error type) per :attr:`RateLimitedLog.INTERVAL`.
 """
 
 from __future__ import annotations
@@ -14,14 +14,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..conf import conf
 from ..core.batch import refuses_only_this_write
 
 logger = logging.getLogger("django_redis_metrics")
 
 
 class RateLimitedLog:
-    """Logs a message at most once per key per ``FAIL_OPEN_COOLDOWN``, counting the rest."""
+    """Logs a message at most once per key per ``INTERVAL``, counting the rest."""
+
+    #: Seconds between two logs of one (metric, error type).
+    INTERVAL: float = 30.0
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
@@ -41,7 +43,7 @@ class RateLimitedLog:
         now = self.clock()
         with self._lock:
             last = self._last.get(key)
-            if last is not None and now - last < conf.FAIL_OPEN_COOLDOWN:
+            if last is not None and now - last < self.INTERVAL:
                 self._suppressed[key] = self._suppressed.get(key, 0) + 1
                 return False
             if len(self._last) > 1000:  # bounded: keys come from metric names
@@ -62,7 +64,7 @@ class RateLimitedLog:
         self._lock = threading.Lock()
 
 
-#: Data errors of request-time writes, logged once per (metric, error type) per cooldown.
+#: Data errors of request-time writes, logged once per (metric, error type) per ``INTERVAL``.
 data_errors = RateLimitedLog()
 
 

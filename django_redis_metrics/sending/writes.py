@@ -68,8 +68,8 @@ def build_batch(submissions: list[Submission]) -> Batch:
     per (bitmap, user, local hour).
 
     A Redis error while preparing (a first-seen str user id on Redis Cluster is mapped first)
-    propagates: the caller opens the breaker. Any other error drops only that write (logged,
-    rate-limited).
+    propagates: the sender keeps the writes for later. Any other error drops only that write
+    (logged, rate-limited).
     """
     batch = Batch()
     hits: dict[tuple[str | int, int], tuple[str | Counter, int]] = {}

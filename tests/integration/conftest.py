@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from django_redis_metrics.admin import common as admin_common
 from django_redis_metrics.middleware import view_names
-from django_redis_metrics.sending import failopen, sender
+from django_redis_metrics.sending import sender
 
 from ..roundtrips import RoundTrips
 
@@ -28,12 +28,12 @@ MIDDLEWARE = [
 
 @pytest.fixture
 def fresh_state() -> Iterator[None]:
-    """Fail-open clients, breaker and per-view names start clean, and nothing is left queued."""
-    failopen.reset()
+    """The sender's buffer, fail-open clients and per-view names start clean, and nothing
+    queued (or held for a Redis that a test stopped) reaches the next test's settings."""
+    sender.reset()
     view_names.clear()
     yield
-    sender.flush()
-    failopen.reset()
+    sender.reset()
     view_names.clear()
 
 
@@ -66,6 +66,15 @@ def signed_in(user: Any) -> Any:
     client = Client()
     client.force_login(user)
     return client
+
+
+def wait_for_a_failure(since: int = 0) -> None:
+    """Until the sender has met the failing Redis more than ``since`` times (it lingers
+    ``SEND_DELAY`` before its first attempt)."""
+    deadline = time.monotonic() + 10
+    while sender.sender.failures <= since:
+        assert time.monotonic() < deadline, "the sender never tried"
+        time.sleep(0.01)
 
 
 def flushed(response: Any) -> Any:

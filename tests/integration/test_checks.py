@@ -31,7 +31,13 @@ def test_defaults_are_valid(settings: Any) -> None:
         ({"EXCLUDE_VIEWS": "admin:*"}, ["django_redis_metrics.E043"]),
         ({"EXCLUDE_PATHS": ["static/"]}, ["django_redis_metrics.E043"]),
         ({"FAIL_OPEN_TIMEOUT": 0}, ["django_redis_metrics.E044"]),
-        ({"FAIL_OPEN_COOLDOWN": "30"}, ["django_redis_metrics.E044"]),
+        ({"SEND_DELAY": -1}, ["django_redis_metrics.E045"]),
+        ({"SEND_QUEUE_SIZE": 0}, ["django_redis_metrics.E046"]),
+        ({"SEND_QUEUE_BYTES": 0}, ["django_redis_metrics.E047"]),
+        ({"SEND_QUEUE_BYTES": "32MB"}, ["django_redis_metrics.E047"]),
+        ({"SEND_RETRY_DELAY": 0}, ["django_redis_metrics.E048"]),
+        ({"SEND_RETRY_MAX_DELAY": "5"}, ["django_redis_metrics.E048"]),
+        ({"SEND_RETRY_DELAY": 2.0, "SEND_RETRY_MAX_DELAY": 1.0}, ["django_redis_metrics.E048"]),
     ],
 )
 def test_bad_values_are_reported(
@@ -52,3 +58,16 @@ def test_features_can_be_turned_off(settings: Any) -> None:
         )
         == []
     )
+
+
+def test_the_removed_cooldown_setting_is_an_unknown_key_saying_what_replaced_it(
+    settings: Any,
+) -> None:
+    settings.DJANGO_REDIS_METRICS = {
+        "CONNECTION": "redis://localhost:1/0",
+        "FAIL_OPEN_COOLDOWN": 30,
+    }
+    [message] = check_settings()
+    assert message.id == "django_redis_metrics.W001"
+    assert "FAIL_OPEN_COOLDOWN was removed" in str(message.hint)
+    assert "SEND_RETRY_DELAY" in str(message.hint)

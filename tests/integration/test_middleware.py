@@ -18,11 +18,11 @@ from redis.connection import AbstractConnection
 from django_redis_metrics import Counter
 from django_redis_metrics.core.connection import fail_fast_connection
 from django_redis_metrics.middleware import MetricsMiddleware
-from django_redis_metrics.sending import failopen, sender
+from django_redis_metrics.sending import sender
 from django_redis_metrics.sending.writes import Writes
 from django_redis_metrics.testing import RedisServer
 
-from .conftest import counting_round_trips
+from .conftest import counting_round_trips, wait_for_a_failure
 
 pytestmark = pytest.mark.django_db
 
@@ -166,74 +166,41 @@ def never_answering_socket() -> socket.socket:
     return sock
 
 
-class Clock:
-    """The breaker's clock, moved by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    clock = Clock()
-    monkeypatch.setattr(failopen.breaker, "clock", clock)
-    return clock
-
-
 def point_at(settings: Any, url: str, **extra: Any) -> None:
     settings.DJANGO_REDIS_METRICS = {
         "CONNECTION": url,
         "PREFIX": "failopen",
         "FAIL_OPEN_TIMEOUT": 0.2,
-        "FAIL_OPEN_COOLDOWN": 30,
         **extra,
     }
-    failopen.reset()
+    sender.reset()
 
 
-def test_fails_open_when_redis_stops_and_recovers_when_it_returns(
-    with_middleware: Any,
-    clock: Clock,
-    caplog: pytest.LogCaptureFixture,
-    monkeypatch: pytest.MonkeyPatch,
+def test_requests_are_counted_through_a_redis_restart(
+    with_middleware: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    server = RedisServer().start()
+    server = RedisServer(appendonly=True).start()
     try:
         point_at(with_middleware, server.url)
         assert get("/sync/") == 200
-        assert hits("hits:sync") == 1
-
-        server.stop()
+        server.kill()
         with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
-            assert get("/sync/") == 200
-        assert failopen.breaker.is_open
-        assert "Metrics disabled for 30 s" in caplog.text
-        assert server.url in caplog.text
-
-        # While the breaker is open nothing is even attempted.
-        with counting_round_trips(monkeypatch) as sent:
             for _ in range(5):
-                assert get("/sync/") == 200
-            assert sent.calls == 0
-
-        server = RedisServer(port=server.port).start()
-        assert get("/sync/") == 200  # still within the cooldown: dropped
-        clock.now += 31
-        caplog.clear()
-        with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
-            assert get("/sync/") == 200
-        assert not failopen.breaker.is_open
-        assert "Metrics enabled again" in caplog.text
-        assert hits("hits:sync") == 1  # the restarted server is empty: only the new hit
+                assert Client().get("/sync/").status_code == 200  # never waits on Redis
+            wait_for_a_failure()
+            assert sender.sender.pending() == 5  # kept, not dropped
+            server.restart()
+            assert sender.flush()
+        assert "Metrics writes are waiting: Redis at " + server.url in caplog.text
+        assert "Metrics writes resumed" in caplog.text
+        assert hits("hits:sync") == 6
+        assert hits("hits") == 6
     finally:
-        server.stop()
+        server.cleanup()
 
 
-def test_fails_open_on_an_address_that_never_answers_and_recovers_when_redis_answers(
-    with_middleware: Any, clock: Clock, caplog: pytest.LogCaptureFixture
+def test_requests_are_counted_once_an_address_that_never_answered_answers(
+    with_middleware: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     sock = never_answering_socket()
     port = sock.getsockname()[1]
@@ -241,32 +208,30 @@ def test_fails_open_on_an_address_that_never_answers_and_recovers_when_redis_ans
     try:
         point_at(with_middleware, f"redis://127.0.0.1:{port}/0")
         with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
-            assert get("/sync/") == 200
-            assert get("/class/") == 200
-        assert failopen.breaker.is_open
+            assert Client().get("/sync/").status_code == 200
+            assert Client().get("/class/").status_code == 200
+            wait_for_a_failure()
         assert "Timeout" in caplog.text
-        assert failopen.breaker.dropped >= 1
 
         sock.close()  # a real Redis now answers at that address
         server = RedisServer(port=port).start()
-        clock.now += 31
-        assert get("/sync/") == 200
-        assert not failopen.breaker.is_open
+        assert sender.flush()
         assert hits("hits:sync") == 1
+        assert hits("hits") == 2
     finally:
         sock.close()
         if server is not None:
             server.stop()
 
 
-def test_async_view_fails_open_too(with_middleware: Any, clock: Clock) -> None:
+def test_async_view_fails_open_too(with_middleware: Any) -> None:
     sock = never_answering_socket()
     try:
         point_at(with_middleware, f"redis://127.0.0.1:{sock.getsockname()[1]}/0")
         response = async_to_sync(AsyncClient().get)("/async/")
         assert response.status_code == 200
-        sender.flush()
-        assert failopen.breaker.is_open
+        wait_for_a_failure()
+        assert sender.sender.pending() == 1
     finally:
         sock.close()
 
@@ -309,16 +274,21 @@ def test_counts_through_a_shared_caches_alias(
     assert hits("hits:sync") == 1
 
 
-def test_a_redis_error_while_preparing_writes_opens_the_breaker(
-    single: Any, fresh_state: None, clock: Clock
+def test_writes_whose_preparation_met_a_redis_error_are_prepared_again(
+    single: Any, fresh_state: None
 ) -> None:
+    failures = [redis.ConnectionError("mapping a user id failed")] * 2
+
     def needs_redis(batch: Any) -> None:
-        raise redis.ConnectionError("mapping a user id failed")
+        if failures:
+            raise failures.pop()
+        Counter("deferred").incr(batch=batch)
 
     writes = Writes()
     writes.incr("prepared")
     writes.defer(needs_redis)
     assert sender.submit(writes)
-    sender.flush()
-    assert failopen.breaker.is_open
-    assert not Counter("prepared").exists()  # the whole batch was dropped
+    assert sender.flush()
+    assert sender.sender.failures == 2  # nothing was sent: prepared again after a wait
+    assert hits("prepared") == 1
+    assert hits("deferred") == 1

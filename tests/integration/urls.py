@@ -27,4 +27,5 @@ urlpatterns = [
     path("click/", views.click, name="click"),
     path("subscribe/", views.Subscribe.as_view(), name="subscribe"),
     path("declared/", views.declared, name="declared"),
+    path("deferred/", views.deferred, name="deferred"),
 ]

@@ -15,6 +15,20 @@ hourly_visitors = UniqueBitmap("hourly_visitors", periods=("hour", "day"))
 short_orders = EventSeries("short_orders", index=["country"], retention=3600)
 
 
+#: Metrics written from view code with defer=True (README's examples).
+deferred_signups = Counter("deferred_signups", precisions=[60])
+deferred_orders = EventSeries("deferred_orders", index=["product"])
+deferred_buyers = UniqueBitmap("deferred_buyers", periods=("day",))
+
+
+def deferred(request: HttpRequest) -> HttpResponse:
+    """Records three metrics fire-and-forget: the request never waits on Redis."""
+    deferred_signups.incr(defer=True)
+    deferred_orders.record(defer=True, product=request.GET.get("product", "book"))
+    deferred_buyers.mark(int(request.GET.get("user", "1")), defer=True)
+    return HttpResponse("ordered")
+
+
 def sync_view(request: HttpRequest) -> HttpResponse:
     return HttpResponse("sync")
 

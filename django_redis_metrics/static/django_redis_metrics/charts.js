@@ -212,19 +212,40 @@
     refresh(figure);
   }
 
+  /* The session expired: the endpoint answered with the login page instead of JSON. Say so,
+   * with a link back here through the login page, and stop refreshing. */
+  function expired(figure, response) {
+    var element = figure.querySelector("[data-drm-status]");
+    figure.dataset.state = "expired";
+    if (!element) { return; }
+    var login = new URL(response.url, window.location.href);
+    login.search = "?next=" + encodeURIComponent(window.location.pathname + window.location.search);
+    var link = document.createElement("a");
+    link.href = login.href;
+    link.textContent = "log in again";
+    element.textContent = "session expired: ";
+    element.appendChild(link);
+  }
+
   function refresh(figure) {
     figure.dataset.fetches = String(Number(figure.dataset.fetches || 0) + 1);
     fetch(figure.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) {
-        if (!response.ok) { throw new Error("HTTP " + response.status); }
-        return response.json();
-      })
-      .then(function (payload) {
-        draw(figure, payload);
-        status(figure, "live, updated " + payload.labels[payload.labels.length - 1], "live");
+        var json = (response.headers.get("Content-Type") || "").indexOf("application/json") === 0;
+        if (response.redirected && !json) { expired(figure, response); return; }
+        if (response.status === 503 && json) {
+          /* Redis is away (the endpoint's 503 JSON): keep the chart, ask again on the next tick. */
+          status(figure, "Redis unreachable, retrying", "unreachable");
+          return;
+        }
+        if (!response.ok || !json) { throw new Error("HTTP " + response.status); }
+        return response.json().then(function (payload) {
+          draw(figure, payload);
+          status(figure, "live, updated " + payload.labels[payload.labels.length - 1], "live");
+        });
       })
       .catch(function (error) { status(figure, "update failed (" + error.message + "), retrying", "error"); })
-      .then(function () { schedule(figure); });
+      .then(function () { if (figure.dataset.state !== "expired") { schedule(figure); } });
   }
 
   function init(figure) {
