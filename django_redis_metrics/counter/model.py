@@ -1,8 +1,10 @@
 """Counter: named counters kept at several precisions, the newest N samples of each.
 
 The data model of Redis in Action 5.2.1: for every precision a hash maps the start of each
-epoch-aligned time slice to its count. A per-counter meta hash remembers each precision's number
-of samples (so the cleaner needs no Python configuration), and a catalogue lists the counters.
+epoch-aligned time slice to its count. Each write keeps every precision within its samples
+(``counter_incr.lua``; no cleaner needed). A per-counter meta hash remembers each precision's
+number of samples and retention state (so the cleaner needs no Python configuration), and a
+catalogue lists the counters.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ class Counter(Metric):
 
     @property
     def samples(self) -> int:
-        """Slices kept per precision by the cleaner, else ``COUNTER_SAMPLES`` (read now)."""
+        """Slices kept per precision, else ``COUNTER_SAMPLES`` (read now)."""
         return (
             self._samples if self._samples is not None else validate_samples(conf.COUNTER_SAMPLES)
         )
@@ -194,7 +196,7 @@ class Counter(Metric):
     def series(self, precision: int) -> list[tuple[int, int]]:
         """The stored samples of ``precision`` as ``(slice start, count)``, oldest first."""
         precision = self._check_precision(precision)
-        # HSCAN: one call for a trimmed counter, bounded steps for one the cleaner has not seen.
+        # HSCAN: one call for a compact hash, bounded steps for one of many samples.
         data = get_redis_connection().hscan_iter(self.key(precision), count=self.READ_CHUNK)
         return sorted({int(to_str(start)): int(to_str(count)) for start, count in data}.items())
 

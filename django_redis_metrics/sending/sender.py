@@ -232,9 +232,10 @@ class Sender:
         with self._lock:
             if generation != self._generation:
                 return
-            self.failures += 1
             waiting = self._buffer.count
         self._outage.failed(error, waiting)
+        with self._lock:  # counted once logged: whoever watches the count sees the warning
+            self.failures += 1
         deadline = time.monotonic() + self._backoff.next_delay()
         with self._lock:
             while generation == self._generation and not self._hurry:

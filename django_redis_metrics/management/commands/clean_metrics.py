@@ -42,8 +42,10 @@ def stop_on_sigterm(stop: threading.Event) -> Iterator[None]:
 
 class Command(BaseCommand):
     help = (
-        "Remove metric data older than its retention: counter slices beyond their samples, "
-        "and metrics left empty. One pass by default; --loop runs as a daemon."
+        "Remove metric data older than its retention before now (writes keep every metric "
+        "within its retention; this removes sooner what metrics nobody writes any more leave "
+        "behind), compact counter hashes that shrank, and forget metrics left empty. One pass "
+        "by default; --loop runs as a daemon."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
