@@ -60,6 +60,8 @@ DEFAULTS: dict[str, Any] = {
     # Django integration (middleware.py, decorators.py, sending/)
     "HITS_COUNTER": "hits",
     "VIEW_COUNTER": "hits:{view}",
+    "VIEW_TIMER": "latency:{view}",
+    "VIEW_STATUS": "status:{view}:{class}",
     "UNRESOLVED_VIEW": "unresolved",
     "OTHER_VIEW": "other",
     "MAX_VIEW_COUNTERS": 500,
@@ -171,6 +173,19 @@ class Settings:
     def VIEW_COUNTER(self) -> str | None:
         """Name of one view's counter, ``{view}`` being its resolved name; ``None``: off."""
         value = self.get("VIEW_COUNTER")
+        return None if value is None else str(value)
+
+    @property
+    def VIEW_TIMER(self) -> str | None:
+        """Name of one view's ``Statistic`` of response times in milliseconds; ``None``: off."""
+        value = self.get("VIEW_TIMER")
+        return None if value is None else str(value)
+
+    @property
+    def VIEW_STATUS(self) -> str | None:
+        """Name of one view's counter of one status class (``{class}``: ``2xx`` ... ``5xx``);
+        ``None``: off."""
+        value = self.get("VIEW_STATUS")
         return None if value is None else str(value)
 
     @property

@@ -28,4 +28,10 @@ urlpatterns = [
     path("subscribe/", views.Subscribe.as_view(), name="subscribe"),
     path("declared/", views.declared, name="declared"),
     path("deferred/", views.deferred, name="deferred"),
+    path("missing/", views.missing, name="missing"),
+    path("moved/", views.moved, name="moved"),
+    path("broken/", views.broken, name="broken"),
+    path("async-broken/", views.async_broken, name="async-broken"),
+    path("slow/", views.slow, name="slow"),
+    path("async-slow/", views.async_slow, name="async-slow"),
 ]
