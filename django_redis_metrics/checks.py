@@ -33,6 +33,7 @@ django_redis_metrics.E051  DASHBOARD is not a list of dashboard tiles (names, do
 django_redis_metrics.E052  VIEW_TIMER is not None or a name template containing "{view}"
 django_redis_metrics.E053  VIEW_STATUS is not None or a name template containing "{view}" and
                            "{class}"
+django_redis_metrics.E054  EXPORT_TOKEN is not None or a str of at least 16 characters
 =========================  ==========================================================
 """
 
@@ -122,6 +123,15 @@ def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
         ("VIEW_STATUS", ("{view}", "{class}"), "E053"),
     ):
         errors += check_name_template(value[name], name, fields, check_id)
+    token = value["EXPORT_TOKEN"]
+    if token is not None and (not isinstance(token, str) or len(token.strip()) < MIN_TOKEN):
+        errors.append(
+            Error(
+                f"{SETTING_NAME}['EXPORT_TOKEN'] must be None or a str of at least {MIN_TOKEN} "
+                "characters (a secret, e.g. from secrets.token_urlsafe()).",
+                id=ID.format("E054"),
+            )
+        )
     errors += _validated(
         value["MAX_VIEW_COUNTERS"], validate_max_view_counters, "MAX_VIEW_COUNTERS", "E042"
     )
@@ -203,6 +213,8 @@ def check_name_template(
     return _validated(example, validate_name, name, check_id)
 
 
+#: Shortest EXPORT_TOKEN accepted: a guessable token would open every metric to anyone.
+MIN_TOKEN = 16
 MAX_VIEW_COUNTERS_LIMIT = 10_000
 
 

@@ -62,6 +62,7 @@ DEFAULTS: dict[str, Any] = {
     "VIEW_COUNTER": "hits:{view}",
     "VIEW_TIMER": "latency:{view}",
     "VIEW_STATUS": "status:{view}:{class}",
+    "EXPORT_TOKEN": None,
     "UNRESOLVED_VIEW": "unresolved",
     "OTHER_VIEW": "other",
     "MAX_VIEW_COUNTERS": 500,
@@ -186,6 +187,12 @@ class Settings:
         """Name of one view's counter of one status class (``{class}``: ``2xx`` ... ``5xx``);
         ``None``: off."""
         value = self.get("VIEW_STATUS")
+        return None if value is None else str(value)
+
+    @property
+    def EXPORT_TOKEN(self) -> str | None:
+        """The bearer token a Prometheus scraper presents; ``None``: staff users only."""
+        value = self.get("EXPORT_TOKEN")
         return None if value is None else str(value)
 
     @property
