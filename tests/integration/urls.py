@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from . import views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("metrics/", include("django_redis_metrics.urls")),
     path("sync/", views.sync_view, name="sync"),
     path("async/", views.async_view, name="async"),
     path("class/", views.ClassView.as_view(), name="class"),
