@@ -165,3 +165,15 @@ def test_clipped_counts_stay_one_round_trip(backend: Any, monkeypatch: pytest.Mo
     trips = RoundTrips(monkeypatch)
     assert trips.measure(lambda: series.counts(BASE + 1, BASE + 86_399, 300)) == 1
     assert trips.measure(lambda: series.counts(BASE + 1, BASE + 2, 300)) == 1
+
+
+def test_the_documented_example(single: Any) -> None:
+    """docs/events.md, Queries."""
+    orders = EventSeries("orders")
+    t0 = 1_700_000_040
+    for offset in (10, 50, 70, 150):
+        orders.record(t0 + offset, type="view")
+    assert orders.counts(t0 + 30, t0 + 140, 60) == [1, 1, 0]
+    assert orders.count(t0 + 30, t0 + 140) == 2
+    assert orders.counts(t0, math.nextafter(t0 + 180, 0), 60) == [2, 1, 1]
+    assert single.client.zcard(orders.cache_key(60)) == 3
