@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date
+from datetime import date, tzinfo
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
@@ -31,6 +31,22 @@ from .retention import is_retained, period_bounds, retention
 DEFAULT_PERIODS = ("day", "week", "month")
 #: Index entries (periods) dropped per script call by ``delete`` and the cleaner.
 DROP_BATCH = 500
+
+
+#: The period of each kind last written, per zone and retention, with its retention bounds:
+#: writes arrive in time order, so most reuse it.
+_last_periods: dict[tuple[str, tzinfo, int], tuple[Period, int, float]] = {}
+
+
+def _bounded(name: str, timestamp: float, zone: tzinfo, keep: int) -> tuple[Period, int, float]:
+    """The ``name`` period holding ``timestamp`` with ``period_bounds`` of it, reusing the last
+    answer while ``timestamp`` still falls inside that period (exact: it knows its bounds)."""
+    last = _last_periods.get((name, zone, keep))
+    if last is not None and last[0].start_ts <= timestamp < last[0].end_ts:
+        return last
+    period = period_class(name).containing(timestamp, zone)
+    found = _last_periods[(name, zone, keep)] = (period, *period_bounds(period, keep))
+    return found
 
 
 def validate_periods(periods: object) -> tuple[str, ...]:
@@ -132,12 +148,13 @@ class UniqueEstimate(Metric):
 
     def _add_call(self, text: str, timestamp: float, inline: bool) -> ScriptCall:
         zone = get_zone()
-        periods = [period_class(name).containing(timestamp, zone) for name in self.periods]
+        keep = retention()
+        periods = [_bounded(name, timestamp, zone, keep[name]) for name in self.periods]
         base = metric_key(KIND, self.name)  # the prefix is read once per write, not per key
         keys = [
             f"{base}:meta",
-            *(f"{base}:{p.name}:{p.suffix}" for p in periods),
-            *(f"{base}:index:{p.name}" for p in periods),
+            *(f"{base}:{p.name}:{p.suffix}" for p, _, _ in periods),
+            *(f"{base}:index:{p.name}" for p, _, _ in periods),
         ]
         if inline:
             keys.append(catalogue_key(KIND))
@@ -150,9 +167,7 @@ class UniqueEstimate(Metric):
             repr(timestamp),
             MAX_AHEAD,
         ]
-        keep = retention()
-        for period in periods:
-            expires, oldest = period_bounds(period, keep[period.name])
+        for period, expires, oldest in periods:
             args += [period.suffix, int(period.start_ts), expires, int(oldest)]
         return ScriptCall(script("estimate_add"), keys, args, after=self._listed)
 
