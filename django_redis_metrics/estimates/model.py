@@ -20,7 +20,15 @@ from ..core.batch import Batch, ScriptCall, run_calls
 from ..core.connection import get_redis_connection
 from ..core.cover import cover_days
 from ..core.keys import catalogue_key, metric_key, to_str, validate_name
-from ..core.periods import PERIOD_NAMES, Day, Period, days_between, get_zone, period_class
+from ..core.periods import (
+    PERIOD_NAMES,
+    Day,
+    Period,
+    day_of,
+    days_between,
+    get_zone,
+    period_class,
+)
 from ..core.retention import MAX_AHEAD
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
@@ -202,9 +210,24 @@ class UniqueEstimate(Metric):
 
         Covered by the fewest keys still retained: whole months, whole ISO weeks, then the
         leftover days (only the periods this estimate keeps); counted by one ``PFCOUNT``.
+        Days older than every period kept hold nothing, so they are not planned at all.
         """
-        days = list(days_between(start, end))
-        return EstimateQuery(self, tuple(self._cover(days)))
+        zone = get_zone()
+        first, last = day_of(start, zone), day_of(end, zone)
+        if last < first:
+            raise ValueError("end must not be before start.")
+        now = time.time()
+        keep = retention()
+        oldest = min(
+            period_bounds(period_class(name).containing(now, zone), keep[name])[1]
+            for name in self.periods
+        )
+        if first.start_ts < oldest:
+            first = day_of(oldest, zone)
+        if last < first:
+            return EstimateQuery(self, ())
+        days = list(days_between(first.start_ts, last.start_ts, zone))
+        return EstimateQuery(self, tuple(self._cover(days, now)))
 
     def last(self, days: int, when: When = None) -> EstimateQuery:
         """Items added in the ``days`` days ending with ``when``'s day (today by default)."""

@@ -203,3 +203,20 @@ def test_count_names_a_kept_period(backend: Any) -> None:
         visitors.between(time.time(), time.time() - 2 * DAY)
     with pytest.raises(ValueError, match="days must be positive"):
         visitors.last(0)
+
+
+def test_a_range_reaching_back_past_every_retention_plans_only_retained_keys(backend: Any) -> None:
+    daily = UniqueEstimate("daily", periods=("day",))
+    now = time.time()
+    daily.add(1, now)
+    daily.add(2, now - 5 * DAY)
+    query = daily.between(0, now)  # from 1970: only the 92 days kept are planned
+    assert [p.key_part for p in query.periods] == [
+        f"day:{Day.containing(now).shift(-i).suffix}" for i in range(91, -1, -1)
+    ]
+    assert query.count() == 2
+    assert daily.between(0, 365 * DAY).periods == ()
+    assert daily.between(0, 365 * DAY).count() == 0
+    weekly = UniqueEstimate("weekly", periods=("week",))
+    weekly.add(3, now)
+    assert weekly.between(0, Week.containing(now).end_ts - 1).count() == 1
