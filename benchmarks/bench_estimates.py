@@ -1,9 +1,11 @@
 """UniqueEstimate: the cost of an add, of a count, of a range, and a period key's memory.
 
 Starts its own private redis-server. Each figure is printed beside a baseline measured in the
-same run on the same server: an add and a count against a ``PING`` round trip, a range
-against a single-key ``PFCOUNT``, memory against a ``UniqueBitmap`` day key holding the same
-number of users, and the observed error against HyperLogLog's standard error (0.81 %).
+same run on the same server: an add and a count against a ``PING`` round trip (and an add
+against ``UniqueBitmap.mark``, also in Redis's own time from ``INFO commandstats``), a range
+(Redis's own time, per key merged) beside a single-key ``PFCOUNT``, memory against a
+``UniqueBitmap`` day key holding as many users, and the observed error against HyperLogLog's
+standard error (0.81 %).
 
 Population of the range keys is direct (``PFADD`` of many items per command, into the keys
 ``add`` would write): what the write path would have produced, faster.
@@ -51,14 +53,28 @@ def main() -> None:
         visitors.add("warm-up")
         ping = per_call_us(options.repeat, client.ping)
         counter = iter(range(10**9))
-        add = per_call_us(options.repeat, lambda: visitors.add(next(counter)))
-        count = per_call_us(options.repeat, lambda: visitors.count("day"))
+
+        def server_us(action: object) -> tuple[float, float]:
+            """Wall time per call, and Redis's own time per EVALSHA (INFO commandstats)."""
+            client.config_resetstat()
+            wall = per_call_us(options.repeat, action)
+            stats = client.info("commandstats").get("cmdstat_evalsha", {})
+            return wall, float(stats.get("usec_per_call", 0.0))
+
+        add, add_redis = server_us(lambda: visitors.add(next(counter)))
         marked = UniqueBitmap("marked")
         marked.mark(0)
-        mark = per_call_us(options.repeat, lambda: marked.mark(next(counter) % 100_000))
+        mark, mark_redis = server_us(lambda: marked.mark(next(counter) % 100_000))
+        count = per_call_us(options.repeat, lambda: visitors.count("day"))
         print(f"round trip (PING)            {ping:8.1f} us")
-        print(f"add (3 periods)              {add:8.1f} us   {add / ping:5.2f}x PING")
-        print(f"UniqueBitmap.mark (3 periods){mark:8.1f} us   {mark / ping:5.2f}x PING")
+        print(
+            f"add (3 periods)              {add:8.1f} us   {add / ping:5.2f}x PING; "
+            f"Redis time {add_redis:.1f} us"
+        )
+        print(
+            f"UniqueBitmap.mark (3 periods){mark:8.1f} us   {mark / ping:5.2f}x PING; "
+            f"Redis time {mark_redis:.1f} us"
+        )
         print(f"count('day')                 {count:8.1f} us   {count / ping:5.2f}x PING")
 
         today = Day.containing(time.time())
@@ -94,13 +110,29 @@ def main() -> None:
         days = [today.shift(-i) for i in range(90)]
         for i, day in enumerate(days):
             client.pfadd(daily.key(day), *(f"u{n}" for n in range(i * 1000, i * 1000 + 20_000)))
-        single = per_call_us(50, lambda: client.pfcount(daily.key(today)))
-        print(f"PFCOUNT of one dense key     {single:8.1f} us")
+
+        def redis_us(action: object) -> float:
+            """Redis's own time per call of ``action`` (PFCOUNT and EVALSHA, commandstats)."""
+            assert callable(action)
+            client.config_resetstat()
+            for _ in range(20):
+                action()
+            stats = client.info("commandstats")
+            return (
+                sum(
+                    float(stats.get(f"cmdstat_{name}", {}).get("usec", 0))
+                    for name in ("pfcount", "evalsha")
+                )
+                / 20
+            )
+
+        single = redis_us(lambda: client.pfcount(daily.key(today)))
+        print(f"PFCOUNT of one dense key     {single:8.1f} us of Redis time (cached cardinality)")
         for span in (7, 30, 64, 90):
             query = daily.last(span)
-            took = per_call_us(20, query.count)
+            took = redis_us(query.count)
             print(
-                f"range of {span:2d} day keys        {took:8.1f} us   {took / single:5.1f}x one "
+                f"range of {span:2d} day keys        {took:8.1f} us   {took / span:5.1f} us per "
                 f"key   (count {query.count():,}, truth {span * 1000 + 19_000:,})"
             )
     finally:
