@@ -30,6 +30,7 @@ django_redis_metrics.E048  SEND_RETRY_DELAY or SEND_RETRY_MAX_DELAY is not a pos
 django_redis_metrics.E050  ADMIN_PAGE_SIZE is not a positive int
 django_redis_metrics.E051  DASHBOARD is not a list of dashboard tiles (names, dotted paths of
                            Tile subclasses, or {"tile": ..., **options})
+django_redis_metrics.E070  ESTIMATE_RETENTION is not a dict of period name -> positive int
 =========================  ==========================================================
 """
 
@@ -52,6 +53,7 @@ from .core.connection import is_url
 from .core.keys import validate_name, validate_prefix
 from .core.retention import validate_precisions, validate_samples
 from .core.validation import positive_int, seconds
+from .estimates.retention import validate_retention as estimates_validate_retention
 from .events.model import validate_max_values
 from .events.model import validate_retention as events_validate_retention
 
@@ -98,6 +100,9 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     )
     errors += _validated(value["BITMAP_CACHE_TTL"], validate_cache_ttl, "BITMAP_CACHE_TTL", "E031")
     errors += _validated(value["MAX_USER_ID"], validate_max_user_id, "MAX_USER_ID", "E032")
+    errors += _validated(
+        value["ESTIMATE_RETENTION"], estimates_validate_retention, "ESTIMATE_RETENTION", "E070"
+    )
     errors += check_integration(value)
     return errors
 
