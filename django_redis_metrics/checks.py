@@ -1,7 +1,6 @@
 """System checks for ``DJANGO_REDIS_METRICS``. Ids are stable; never reuse a retired one.
 
-=========================  ==========================================================
-django_redis_metrics.E001  the setting is not a dict
+=========================  ===================================================django_redis_metrics.E001  the setting is not a dict
 django_redis_metrics.W001  an unknown key (probably a typo)
 django_redis_metrics.E002  CONNECTION is neither a Redis URL nor a string
 django_redis_metrics.E003  CONNECTION names a CACHES alias that cannot share a Redis pool
@@ -34,8 +33,8 @@ django_redis_metrics.E052  VIEW_TIMER is not None or a name template containing 
 django_redis_metrics.E053  VIEW_STATUS is not None or a name template containing "{view}" and
                            "{class}"
 django_redis_metrics.E054  EXPORT_TOKEN is not None or a str of at least 16 characters
-=========================  ==========================================================
-"""
+django_redis_metrics.E070  ESTIMATE_RETENTION is not a dict of period name -> positive int
+=========================  ==================================================="""
 
 from __future__ import annotations
 
@@ -56,6 +55,7 @@ from .core.connection import is_url
 from .core.keys import validate_name, validate_prefix
 from .core.retention import validate_precisions, validate_samples
 from .core.validation import positive_int, seconds
+from .estimates.retention import validate_retention as estimates_validate_retention
 from .events.model import validate_max_values
 from .events.model import validate_retention as events_validate_retention
 
@@ -102,6 +102,9 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     )
     errors += _validated(value["BITMAP_CACHE_TTL"], validate_cache_ttl, "BITMAP_CACHE_TTL", "E031")
     errors += _validated(value["MAX_USER_ID"], validate_max_user_id, "MAX_USER_ID", "E032")
+    errors += _validated(
+        value["ESTIMATE_RETENTION"], estimates_validate_retention, "ESTIMATE_RETENTION", "E070"
+    )
     errors += check_integration(value)
     return errors
 

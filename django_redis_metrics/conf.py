@@ -19,6 +19,8 @@ DEFAULT_SAMPLES = 120
 #: 3 months of days, 2 years of ISO weeks, 5 years of months.
 DEFAULT_BITMAP_RETENTION: dict[str, int] = {"hour": 48, "day": 92, "week": 105, "month": 60}
 DEFAULT_EVENT_RETENTION = 30 * 86400
+#: Periods of each kind a UniqueEstimate keeps, counting the current one (as for bitmaps).
+DEFAULT_ESTIMATE_RETENTION: dict[str, int] = {"hour": 48, "day": 92, "week": 105, "month": 60}
 #: View names (``fnmatch`` patterns) the middleware does not count: the admin, health checks.
 DEFAULT_EXCLUDE_VIEWS: tuple[str, ...] = (
     "admin:*",
@@ -57,6 +59,7 @@ DEFAULTS: dict[str, Any] = {
     "MAX_USER_ID": 2**27 - 1,
     "EVENT_RETENTION": DEFAULT_EVENT_RETENTION,
     "EVENT_MAX_VALUES": 1000,
+    "ESTIMATE_RETENTION": DEFAULT_ESTIMATE_RETENTION,
     # Django integration (middleware.py, decorators.py, sending/)
     "HITS_COUNTER": "hits",
     "VIEW_COUNTER": "hits:{view}",
@@ -161,6 +164,13 @@ class Settings:
         """Distinct values an ``EventSeries`` indexes per field unless it sets ``max_values``
         (validated where it is used)."""
         return self.get("EVENT_MAX_VALUES")
+
+    @property
+    def ESTIMATE_RETENTION(self) -> dict[str, int]:
+        """Periods a ``UniqueEstimate`` keeps per period kind; kinds not given keep their
+        default (validated where it is used)."""
+        value: Mapping[str, int] = self.get("ESTIMATE_RETENTION")
+        return {**DEFAULT_ESTIMATE_RETENTION, **value}
 
     # Django integration
 

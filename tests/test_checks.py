@@ -63,6 +63,9 @@ def test_defaults_and_good_settings_pass(settings):
         ({"MAX_USER_ID": -1}, ["django_redis_metrics.E032"]),
         ({"MAX_USER_ID": True}, ["django_redis_metrics.E032"]),
         ({"MAX_VIEW_COUNTERS": 10**6}, ["django_redis_metrics.E042"]),
+        ({"ESTIMATE_RETENTION": {"day": 0}}, ["django_redis_metrics.E070"]),
+        ({"ESTIMATE_RETENTION": {"year": 3}}, ["django_redis_metrics.E070"]),
+        ({"ESTIMATE_RETENTION": [("day", 3)]}, ["django_redis_metrics.E070"]),
     ],
 )
 def test_each_bad_setting_has_its_id(settings, value, expected):

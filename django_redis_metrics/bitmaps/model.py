@@ -21,6 +21,7 @@ from ..core import catalogue, deferral
 from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, run_calls
 from ..core.connection import RedisClient, get_redis_connection
+from ..core.cover import cover_days
 from ..core.keys import catalogue_key, metric_key, temp_key, to_str, validate_name
 from ..core.periods import (
     PERIOD_NAMES,
@@ -302,28 +303,7 @@ class UniqueBitmap(Metric):
 
     def _cover(self, days: list[Day]) -> list[Period]:
         """The fewest keys whose union is exactly these consecutive days."""
-        first, last = days[0].start_ts, days[-1].end_ts
-        covered: set[float] = set()
-        cover: list[Period] = []
-        for coarse in ("month", "week"):
-            if coarse not in self.periods:
-                continue
-            seen: set[float] = set()
-            for day in days:
-                period = period_class(coarse).containing(day.start_ts, day.tz)
-                if period.start_ts in seen or day.start_ts in covered:
-                    continue
-                seen.add(period.start_ts)
-                if period.start_ts >= first and period.end_ts <= last:
-                    cover.append(period)
-                    covered.update(d.start_ts for d in period.days())
-        leftover = [d for d in days if d.start_ts not in covered]
-        if leftover and "day" not in self.periods:
-            raise ValueError(
-                f"Bitmap {self.name!r} keeps no day keys, so it cannot answer a range that is not "
-                f"made of whole {' or '.join(self.periods)}s."
-            )
-        return sorted([*cover, *leftover])
+        return cover_days(days, self.periods, f"Bitmap {self.name!r}")
 
     def cohort(self, period: str = "week", start: When = None, periods: int = 8) -> list[list[int]]:
         """A retention table: row i holds the users of period i, then how many of them were

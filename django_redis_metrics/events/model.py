@@ -59,7 +59,7 @@ class EventSeries(SeriesQueries, Metric):
     >>> orders = EventSeries("orders", index=["type"])
     >>> orders.record(type="purchase", user=42, total=Decimal("19.90"))
     1
-    >>> orders.counts(start, end, window=300)   # events per aligned 5-minute window
+    >>> orders.counts(start, end, window=300)   # per aligned 5-minute window, clipped to the range
     """
 
     KIND: ClassVar[str] = KIND
