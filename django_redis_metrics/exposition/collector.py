@@ -19,6 +19,7 @@ from ..bitmaps import UniqueBitmap
 from ..core.connection import RedisClient, get_redis_connection
 from ..core.periods import period_class
 from ..counter import Counter
+from ..estimates import UniqueEstimate
 from .reads import Read, run_reads
 
 #: Prefix of every family this app exposes.
@@ -71,8 +72,28 @@ def bitmaps(client: RedisClient) -> Source:
     return Source([("bitcount", (key,)) for _b, _p, key in keys], families)
 
 
+def estimates(client: RedisClient) -> Source:
+    """The estimated distinct items of the current period of every ``UniqueEstimate``."""
+    listed = UniqueEstimate.objects.all()
+    keys = [(e, p, e.key(period_class(p).containing(None))) for e in listed for p in e.periods]
+
+    def families(replies: Sequence[Any]) -> Iterable[Metric]:
+        family = GaugeMetricFamily(
+            f"{NAMESPACE}_unique_estimate",
+            "Distinct items added in the current period of each HyperLogLog estimate "
+            "(about 0.81 % standard error).",
+            labels=["metric", "period"],
+        )
+        for (estimate, period, _key), reply in zip(keys, replies, strict=True):
+            if not isinstance(reply, Exception):
+                family.add_metric([estimate.name, period], int(reply))
+        yield family
+
+    return Source([("pfcount", (key,)) for _e, _p, key in keys], families)
+
+
 #: The kinds a scrape reads, in the order their families appear.
-SOURCES: list[Callable[[RedisClient], Source]] = [counters, bitmaps]
+SOURCES: list[Callable[[RedisClient], Source]] = [counters, bitmaps, estimates]
 
 
 class MetricsCollector(Collector):

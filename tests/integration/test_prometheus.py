@@ -12,7 +12,7 @@ from prometheus_client.openmetrics.parser import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 
-from django_redis_metrics import Counter, UniqueBitmap
+from django_redis_metrics import Counter, UniqueBitmap, UniqueEstimate
 
 from .conftest import client_for, make_user
 
@@ -47,6 +47,9 @@ def test_counters_and_bitmaps_are_served_with_what_redis_holds(exposition: str) 
     visitors = UniqueBitmap("visitors", periods=("day", "month"))
     for user in (1, 2, 3):
         visitors.mark(user)
+    searches = UniqueEstimate("searchers", periods=("day",))
+    for item in ("a", "b", "a", 7, "c"):
+        searches.add(item)
     response = scrape(exposition)
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/plain; version=0.0.4")
@@ -57,6 +60,8 @@ def test_counters_and_bitmaps_are_served_with_what_redis_holds(exposition: str) 
     users = "django_redis_metrics_unique_users"
     assert found[(users, (("metric", "visitors"), ("period", "day")))] == 3
     assert found[(users, (("metric", "visitors"), ("period", "month")))] == 3
+    estimated = "django_redis_metrics_unique_estimate"
+    assert found[(estimated, (("metric", "searchers"), ("period", "day")))] == 4
 
 
 def test_openmetrics_when_the_scraper_asks(exposition: str) -> None:
