@@ -7,7 +7,18 @@ from .core.batch import Batch
 from .core.connection import get_redis_connection
 from .counter import Counter
 from .events import EventSeries
+from .gauge import Gauge
 from .sending.sender import flush
+from .statistic import Statistic
 
-__all__ = ["Batch", "Counter", "EventSeries", "UniqueBitmap", "flush", "get_redis_connection"]
+__all__ = [
+    "Batch",
+    "Counter",
+    "EventSeries",
+    "Gauge",
+    "Statistic",
+    "UniqueBitmap",
+    "flush",
+    "get_redis_connection",
+]
 __version__ = "0.1.0"
