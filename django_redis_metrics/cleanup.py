@@ -18,6 +18,10 @@ from .counter.cleaner import clean_counters
 from .counter.model import KIND as COUNTER_KIND
 from .events.cleaner import clean_event_series
 from .events.keys import KIND as EVENTS_KIND
+from .gauge.cleaner import clean_gauges
+from .gauge.model import KIND as GAUGE_KIND
+from .statistic.cleaner import clean_statistics
+from .statistic.model import KIND as STATISTIC_KIND
 
 #: Seconds between passes of ``--loop``; counters are cleaned at about the rate they are written.
 PASS_INTERVAL = 60
@@ -27,6 +31,8 @@ CLEANERS: dict[str, Cleaner] = {
     COUNTER_KIND: clean_counters,
     EVENTS_KIND: clean_event_series,
     BITMAP_KIND: clean_bitmaps,
+    STATISTIC_KIND: clean_statistics,
+    GAUGE_KIND: clean_gauges,
     TEMP_KIND: clean_temporary,
 }
 

@@ -78,7 +78,12 @@ class Statistic(SlicedMetric):
                 lambda later: self.record(number, timestamp, batch=later),
             )
             return
-        args: list[str | int] = [self.MAX_BUCKETS, repr(number), histogram.bucket(number), repr(timestamp)]
+        args: list[str | int] = [
+            self.MAX_BUCKETS,
+            repr(number),
+            histogram.bucket(number),
+            repr(timestamp),
+        ]
         self._write(script("statistic_record"), args, timestamp, batch)
 
     @contextmanager
