@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from ..core import catalogue, deferral
 from ..core.batch import Batch
 from ..core.connection import get_redis_connection
+from ..core.keys import to_str
 from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
 from ..core.timeutil import When, slice_start, slice_starts, to_timestamp
@@ -113,6 +114,27 @@ class Statistic(SlicedMetric):
 
         return [("hget", (self.key(precision), str(start)))], parse
 
+    def totals_reads(self) -> tuple[Commands, Callable[[list[Any]], dict[str, Any]]]:
+        """The reads behind :meth:`totals`, as :meth:`summary_reads` gives them."""
+
+        def parse(replies: list[Any]) -> dict[str, Any]:
+            count, total = replies[0]
+            return {
+                "count": int(to_str(count)) if count is not None else 0,
+                "sum": float(to_str(total)) if total is not None else 0.0,
+            }
+
+        return [("hmget", (self.meta_key, ["n", "s"]))], parse
+
+    def totals(self) -> dict[str, Any]:
+        """``{"count", "sum"}`` of every value recorded since the statistic was first written
+        (kept apart from the slices, never trimmed; gone only with the whole statistic, by
+        :meth:`delete` or once nobody wrote it for its whole retention): what a Prometheus
+        summary's ``_count`` and ``_sum`` are."""
+        commands, parse = self.totals_reads()
+        client = get_redis_connection()
+        return parse([getattr(client, name)(*args) for name, args in commands])
+
     def summary(self, precision: int, when: When = None) -> Summary:
         """The slice of ``precision`` holding ``when`` (default: now): ``count``, ``sum``,
         ``min``, ``max``, ``mean``, ``stddev`` (the sample standard deviation, ``None`` below
@@ -125,7 +147,9 @@ class Statistic(SlicedMetric):
     def percentile(self, precision: int, q: float, when: When = None) -> float | None:
         """The ``q``-quantile (0 < q ≤ 1; nearest rank) of the slice holding ``when``, within
         ``histogram.RELATIVE_ERROR`` of the exact one; ``None`` for an empty slice."""
-        if isinstance(q, bool) or not isinstance(q, int | float) or not 0 < q <= 1:
+        if isinstance(q, bool) or not isinstance(q, int | float):
+            raise TypeError(f"q must be a number in (0, 1], not {q!r}.")
+        if not 0 < q <= 1:
             raise ValueError(f"q must be a number in (0, 1], not {q!r}.")
         precision = self._check_precision(precision)
         start = slice_start(to_timestamp(when), precision)

@@ -228,3 +228,14 @@ def test_objects_exists_and_delete(backend, settings):
     assert [key for key in backend.keys() if ":{a}:" in key] == []
     with pytest.raises(LookupError, match="No statistic named 'a'"):
         Statistic.objects.get("a")
+
+
+def test_totals_count_every_value_ever_recorded_apart_from_the_slices(backend):
+    stat = Statistic("totals", precisions=[1], samples=2)
+    assert stat.totals() == {"count": 0, "sum": 0.0}
+    for second in range(10):
+        stat.record(second + 0.5, when=T0 + second)
+    assert len(stat.series(1)) == 2  # the slices keep their window...
+    assert stat.totals() == {"count": 10, "sum": 50.0}  # ...the totals everything
+    stat.delete()
+    assert stat.totals() == {"count": 0, "sum": 0.0}

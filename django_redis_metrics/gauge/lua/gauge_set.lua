@@ -25,20 +25,26 @@ local at = tonumber(ARGV[6])
 local name = ARGV[1]
 local catalogue = has_catalogue and KEYS[#KEYS] or nil
 
+-- The slice `blob` (nil: a new slice) with the value set; nil if `blob` is no slice. Numbers keep
+-- the text they were given (the caller's exact repr): nothing is formatted.
 local function add(blob)
-    local t, last, lo, hi = at, value, value, value
-    if blob then
-        t, last, lo, hi = blob:match('^([^,]+),([^,]+),([^,]+),([^,]+)$')
-        if not hi then
-            return nil
-        end
-        t, last, lo, hi = tonumber(t), tonumber(last), tonumber(lo), tonumber(hi)
-        if at >= t then
-            t, last = at, value
-        end
+    if not blob then
+        return ARGV[6] .. ',' .. ARGV[5] .. ',' .. ARGV[5] .. ',' .. ARGV[5]
     end
-    lo, hi = math.min(lo, value), math.max(hi, value)
-    return string.format('%.17g,%.17g,%.17g,%.17g', t, last, lo, hi)
+    local t, last, lo, hi = blob:match('^([^,]+),([^,]+),([^,]+),([^,]+)$')
+    if not hi then
+        return nil
+    end
+    if at >= tonumber(t) then
+        t, last = ARGV[6], ARGV[5]
+    end
+    if value < tonumber(lo) then
+        lo = ARGV[5]
+    end
+    if value > tonumber(hi) then
+        hi = ARGV[5]
+    end
+    return t .. ',' .. last .. ',' .. lo .. ',' .. hi
 end
 
 -- Read everything first: keys of another type fail here (WRONGTYPE), before any write.
@@ -83,6 +89,6 @@ end
 local stored = latest[2] and tonumber(latest[2]:match('^([^,]+),'))
 if not stored or at >= stored then
     changed[#changed + 1] = 'v'
-    changed[#changed + 1] = string.format('%.17g,%.17g', at, value)
+    changed[#changed + 1] = ARGV[6] .. ',' .. ARGV[5]
 end
 return finish_write(KEYS[1], changed, expire, meta_expiry, listed, catalogue, name)

@@ -1,9 +1,10 @@
 -- Record one value into a statistic's slice at every precision (Redis in Action 5.2.2, with a
 -- log-scale histogram per slice for quantiles), enforce each precision's retention, remember
 -- the statistic's configuration, list it.
--- KEYS[1]          the meta hash: precision -> samples kept, 'h:<precision>' the head,
---                  'e:<precision>' when its hash expires, 'x' when the meta hash expires (ms),
---                  and 'listed' (see lib/slice_window.lua)
+-- KEYS[1]          the meta hash: 'n' and 's' the lifetime count and sum of the values,
+--                  precision -> samples kept, 'h:<precision>' the head, 'e:<precision>' when
+--                  its hash expires, 'x' when the meta hash expires (ms), and 'listed' (see
+--                  lib/slice_window.lua)
 -- KEYS[2..n+1]     one hash per precision: slice start -> the slice's summary (below)
 -- KEYS[n+2]        the catalogue, only when it can be written here (not on Redis Cluster)
 -- ARGV[1]          statistic name (catalogue member)
@@ -31,15 +32,6 @@ local bucket = ARGV[7]
 local name = ARGV[1]
 local catalogue = has_catalogue and KEYS[#KEYS] or nil
 
-local function parse(blob)
-    local head, rest = blob:match('^([^;]*)(.*)$')
-    local c, s, m2, lo, hi, nb = head:match('^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+)$')
-    if not nb then
-        return nil
-    end
-    return tonumber(c), tonumber(s), tonumber(m2), tonumber(lo), tonumber(hi), tonumber(nb), rest
-end
-
 -- The buckets of `rest` with the two lowest merged into one.
 local function collapse(rest)
     local found = {}
@@ -55,35 +47,42 @@ local function collapse(rest)
     return table.concat(parts)
 end
 
+-- The slice `blob` (nil: a new slice) with the value added; nil if `blob` is no slice. Min and
+-- max keep the text they were given (the caller's exact repr), so only sum and m2 are formatted.
 local function add(blob)
-    local c, s, m2, lo, hi, nb, rest = 0, 0, 0, value, value, 0, ''
-    if blob then
-        c, s, m2, lo, hi, nb, rest = parse(blob)
-        if not c then
-            return nil
-        end
+    if not blob then
+        return ('1,' .. ARGV[6] .. ',0,' .. ARGV[6] .. ',' .. ARGV[6] .. ',1;' .. bucket .. ':1')
     end
-    local mean = c > 0 and s / c or 0
+    local c, s, m2, lo, hi, nb, pos = blob:match('^(%d+),([^,]+),([^,]+),([^,]+),([^,]+),(%d+)()')
+    if not pos then
+        return nil
+    end
+    c, s, m2 = tonumber(c), tonumber(s), tonumber(m2)
+    local mean = s / c
     c = c + 1
     s = s + value
-    if c > 1 then
-        m2 = m2 + (value - mean) * (value - s / c)
+    m2 = m2 + (value - mean) * (value - s / c)
+    if value < tonumber(lo) then
+        lo = ARGV[6]
     end
-    lo, hi = math.min(lo, value), math.max(hi, value)
+    if value > tonumber(hi) then
+        hi = ARGV[6]
+    end
     local tag = ';' .. bucket .. ':'
-    local _, j = rest:find(tag, 1, true)
+    local _, j = blob:find(tag, pos, true)
+    local rest
     if j then
-        local digits = rest:match('^%d+', j + 1)
-        rest = rest:sub(1, j) .. string.format('%d', tonumber(digits) + 1) .. rest:sub(j + 1 + #digits)
+        local digits = blob:match('^%d+', j + 1)
+        rest = blob:sub(pos, j) .. string.format('%d', tonumber(digits) + 1) .. blob:sub(j + 1 + #digits)
     else
-        rest = rest .. tag .. '1'
-        nb = nb + 1
+        rest = blob:sub(pos) .. tag .. '1'
+        nb = tonumber(nb) + 1
         if nb > max_buckets then
             rest = collapse(rest)
             nb = nb - 1
         end
     end
-    return string.format('%d,%.17g,%.17g,%.17g,%.17g,%d', c, s, m2, lo, hi, nb) .. rest
+    return string.format('%d,%.17g,%.17g,', c, s, m2) .. lo .. ',' .. hi .. ',' .. nb .. rest
 end
 
 -- Read every slice first: keys of another type fail here (WRONGTYPE), before any write.
@@ -124,4 +123,7 @@ for _, slice in ipairs(slices) do
         redis.call('HSET', slice.key, slice.start, slice.blob)
     end
 end
+-- Lifetime totals, apart from the slices (what a Prometheus summary's _count and _sum are).
+redis.call('HINCRBY', KEYS[1], 'n', 1)
+redis.call('HINCRBYFLOAT', KEYS[1], 's', ARGV[6])
 return finish_write(KEYS[1], changed, expire, meta_expiry, listed, catalogue, name)
