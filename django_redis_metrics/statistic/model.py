@@ -52,7 +52,7 @@ class Statistic(SlicedMetric):
     #: Most histogram buckets a slice keeps (eight per doubling: 96 span a factor of 4096, say
     #: 1 ms to 4 s, at full accuracy). Past it the two lowest buckets are merged: quantiles
     #: falling in the merged ones lose their error bound, the higher ones keep it. A slice
-    #: takes about 60 bytes plus 6 to 10 per bucket holding values, so at most about 1 KB.
+    #: takes about 50 bytes plus 9 to 13 per bucket holding values, so at most about 1.3 KB.
     MAX_BUCKETS: ClassVar[int] = 96
     #: Most slices ``recent`` reads.
     MAX_RECENT: ClassVar[int] = 10_000
