@@ -8,7 +8,7 @@ samples, as a counter's does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, ClassVar, Self
 
@@ -16,7 +16,7 @@ from ..conf import conf
 from . import catalogue
 from .base import Metric
 from .batch import Batch, ScriptCall, run_calls
-from .connection import get_redis_connection
+from .connection import RedisClient, get_redis_connection
 from .keys import catalogue_key, metric_key, to_str, validate_name
 from .retention import MAX_AHEAD, validate_precisions, validate_samples
 from .scripts import LuaScript
@@ -96,13 +96,13 @@ class SlicedMetric(Metric):
             )
         return precision
 
-    def _write(
-        self, script: LuaScript, args: Sequence[str | int], timestamp: float, batch: Batch | None
-    ) -> None:
+    def _call(
+        self, script: LuaScript, args: Sequence[str | int], timestamp: float, client: RedisClient
+    ) -> ScriptCall:
         """One atomic script call writing the slice holding ``timestamp`` at every precision:
         ``args`` after the common four (name, samples, catalogue flag, ``MAX_AHEAD``), then
-        each precision and its slice start."""
-        client = get_redis_connection()
+        each precision and its slice start. ``client`` only tells whether the catalogue can
+        be written by the script (single node) or after it (cluster)."""
         inline = catalogue.inline_catalogue(client)
         base = metric_key(self.KIND, self.name)
         precisions = self.precisions
@@ -112,11 +112,16 @@ class SlicedMetric(Metric):
             call_args += [precision, slice_start(timestamp, precision)]
         if inline:
             keys.append(catalogue_key(self.KIND))
-        call = ScriptCall(script, keys, call_args, after=self._listed)
+        return ScriptCall(script, keys, call_args, after=self._listed)
+
+    @staticmethod
+    def _send(make: Callable[[RedisClient], ScriptCall], batch: Batch | None) -> None:
+        """The call ``make(client)`` queued in ``batch``, or run now: one round trip."""
+        client = get_redis_connection()
         if batch is not None:
-            batch.add(call)
+            batch.add(make(client))
         else:
-            run_calls(client, [call])
+            run_calls(client, [make(client)])
 
     def delete(self) -> None:
         """Remove every slice of this metric and its catalogue entry."""

@@ -7,11 +7,13 @@ every precision and the gauge's latest value, and enforces the retention as coun
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
-from ..core.batch import Batch
-from ..core.connection import get_redis_connection
+from ..core.batch import Batch, ScriptCall
+from ..core.connection import RedisClient, get_redis_connection
 from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
 from ..core.timeutil import When, to_timestamp
@@ -58,7 +60,12 @@ class Gauge(SlicedMetric):
                 f"gauge {self.name!r}", lambda later: self.set(number, timestamp, batch=later)
             )
             return
-        self._write(script("gauge_set"), [repr(number), repr(timestamp)], timestamp, batch)
+        self._send(partial(self._set_call, number, timestamp), batch)
+
+    def _set_call(self, number: float, timestamp: float, client: RedisClient) -> ScriptCall:
+        """The script call of ``set`` (``number`` and ``timestamp`` already checked)."""
+        args = [repr(number), repr(timestamp)]
+        return self._call(script("gauge_set"), args, timestamp, client)
 
     def get(self) -> float | None:
         """The value of the latest ``when`` set (of equal times, the one set last), or
@@ -66,13 +73,28 @@ class Gauge(SlicedMetric):
         latest = self.latest()
         return None if latest is None else latest[1]
 
+    def latest_reads(
+        self,
+    ) -> tuple[
+        list[tuple[str, tuple[Any, ...]]], Callable[[list[Any]], tuple[float, float] | None]
+    ]:
+        """The reads behind :meth:`latest`, for a caller's own pipeline (an exporter):
+        ``commands`` as ``(redis-py pipeline method name, args)``, and ``parse(replies)``
+        giving ``latest()``'s answer from their replies, in order."""
+
+        def parse(replies: list[Any]) -> tuple[float, float] | None:
+            if replies[0] is None:
+                return None
+            when, value = _text(replies[0]).split(",")
+            return float(when), float(value)
+
+        return [("hget", (self.meta_key, LATEST))], parse
+
     def latest(self) -> tuple[float, float] | None:
         """``(when, value)`` of the latest value, or ``None``."""
-        text = get_redis_connection().hget(self.meta_key, LATEST)
-        if text is None:
-            return None
-        when, value = _text(text).split(",")
-        return float(when), float(value)
+        commands, parse = self.latest_reads()
+        client = get_redis_connection()
+        return parse([getattr(client, name)(*args) for name, args in commands])
 
     def series(self, precision: int) -> list[tuple[int, dict[str, float]]]:
         """The stored slices of ``precision`` as ``(slice start, {"last", "min", "max"})``,

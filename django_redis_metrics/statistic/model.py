@@ -13,11 +13,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
-from ..core.batch import Batch
-from ..core.connection import get_redis_connection
+from ..core.batch import Batch, ScriptCall
+from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import to_str
 from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
@@ -79,13 +80,13 @@ class Statistic(SlicedMetric):
                 lambda later: self.record(number, timestamp, batch=later),
             )
             return
-        args: list[str | int] = [
-            self.MAX_BUCKETS,
-            repr(number),
-            histogram.bucket(number),
-            repr(timestamp),
-        ]
-        self._write(script("statistic_record"), args, timestamp, batch)
+        self._send(partial(self._record_call, number, timestamp), batch)
+
+    def _record_call(self, number: float, timestamp: float, client: RedisClient) -> ScriptCall:
+        """The script call of ``record`` (``number`` and ``timestamp`` already checked)."""
+        bucket = histogram.bucket(number)
+        args: list[str | int] = [self.MAX_BUCKETS, repr(number), bucket, repr(timestamp)]
+        return self._call(script("statistic_record"), args, timestamp, client)
 
     @contextmanager
     def time(self, *, batch: Batch | None = None, defer: bool = False) -> Iterator[None]:

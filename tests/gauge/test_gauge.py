@@ -109,6 +109,9 @@ def test_set_is_one_round_trip_and_deferred_sets_arrive_with_flush(backend, roun
     gauge.set(1)
     assert round_trips(lambda: gauge.set(2)) == 1
     assert round_trips(gauge.get) == 1
+    commands, parse = gauge.latest_reads()
+    client = backend.client
+    assert parse([getattr(client, name)(*args) for name, args in commands]) == gauge.latest()
     later = Gauge("later", precisions=[60], samples=10)
     later.set(4, when=T0, defer=True)
     later.set(6, when=T0 + 1, defer=True)
