@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 #: Buckets per doubling of the magnitude.
@@ -58,49 +59,57 @@ def empty() -> Summary:
     }
 
 
+@dataclass(frozen=True)
+class Slice:
+    """A slice as stored: ``m2`` is the sum of squared deviations from the mean, ``buckets``
+    the ``(bucket, count)`` pairs holding values, sorted like the values."""
+
+    count: int
+    total: float
+    m2: float
+    low: float
+    high: float
+    buckets: list[tuple[int, int]]
+
+    @classmethod
+    def from_text(cls, text: bytes | str) -> Slice:
+        """A slice from its text in Redis: ``count,sum,m2,min,max,buckets;bucket:count...``."""
+        if isinstance(text, bytes):
+            text = text.decode()
+        head, *cells = text.split(";")
+        count, total, m2, low, high, _ = head.split(",")
+        buckets = sorted((int(b), int(n)) for b, n in (cell.split(":") for cell in cells))
+        return cls(int(count), float(total), float(m2), float(low), float(high), buckets)
+
+    def quantile(self, q: float) -> float:
+        """The ``q``-quantile (nearest rank), read from the histogram, clamped to min and max."""
+        wanted, seen = rank(q, self.count), 0
+        for index, number in self.buckets:
+            seen += number
+            if seen >= wanted:
+                return min(max(estimate(index), self.low), self.high)
+        return self.high  # pragma: no cover - the buckets hold `count` values
+
+
 def parse(text: bytes | str | None) -> Summary:
     """A slice's summary from its text in Redis (``None``: an empty slice)."""
     if text is None:
         return empty()
-    if isinstance(text, bytes):
-        text = text.decode()
-    head, *cells = text.split(";")
-    count_text, total_text, m2_text, low_text, high_text, _ = head.split(",")
-    count, total, m2 = int(count_text), float(total_text), float(m2_text)
-    low, high = float(low_text), float(high_text)
-    buckets = sorted((int(b), int(n)) for b, n in (cell.split(":") for cell in cells))
+    found = Slice.from_text(text)
+    count = found.count
     summary: Summary = {
         "count": count,
-        "sum": total,
-        "min": low,
-        "max": high,
-        "mean": total / count,
-        "stddev": math.sqrt(max(m2, 0.0) / (count - 1)) if count > 1 else None,
+        "sum": found.total,
+        "min": found.low,
+        "max": found.high,
+        "mean": found.total / count,
+        "stddev": math.sqrt(max(found.m2, 0.0) / (count - 1)) if count > 1 else None,
     }
     for name, q in QUANTILES.items():
-        summary[name] = quantile(buckets, count, q, low, high)
+        summary[name] = found.quantile(q)
     return summary
-
-
-def quantile(
-    buckets: list[tuple[int, int]], count: int, q: float, low: float, high: float
-) -> float:
-    """The ``q``-quantile read from sorted ``(bucket, count)`` pairs, clamped to [low, high]."""
-    wanted, seen = rank(q, count), 0
-    for index, number in buckets:
-        seen += number
-        if seen >= wanted:
-            return min(max(estimate(index), low), high)
-    return high  # pragma: no cover - the buckets hold `count` values
 
 
 def quantile_of(text: bytes | str | None, q: float) -> float | None:
     """The ``q``-quantile of a slice from its text in Redis (``None``: an empty slice)."""
-    if text is None:
-        return None
-    if isinstance(text, bytes):
-        text = text.decode()
-    head, *cells = text.split(";")
-    count_text, _, _, low_text, high_text, _ = head.split(",")
-    buckets = sorted((int(b), int(n)) for b, n in (cell.split(":") for cell in cells))
-    return quantile(buckets, int(count_text), q, float(low_text), float(high_text))
+    return None if text is None else Slice.from_text(text).quantile(q)
