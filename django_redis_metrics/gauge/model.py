@@ -8,6 +8,7 @@ every precision and the gauge's latest value, and enforces the retention as coun
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 from functools import partial
 from typing import Any, ClassVar
 
@@ -45,7 +46,12 @@ class Gauge(SlicedMetric):
     READ_CHUNK: ClassVar[int] = 1000
 
     def set(
-        self, value: object, when: When = None, *, batch: Batch | None = None, defer: bool = False
+        self,
+        value: float | Decimal,
+        when: When = None,
+        *,
+        batch: Batch | None = None,
+        defer: bool = False,
     ) -> None:
         """Set the gauge to ``value`` (a finite int, float or ``Decimal`` within ±2**53) at
         ``when`` (default: now): one atomic round trip. The value becomes the latest unless a

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from functools import partial
 from typing import Any, ClassVar
 
@@ -63,7 +64,12 @@ class Statistic(SlicedMetric):
     # Writing
 
     def record(
-        self, value: object, when: When = None, *, batch: Batch | None = None, defer: bool = False
+        self,
+        value: float | Decimal,
+        when: When = None,
+        *,
+        batch: Batch | None = None,
+        defer: bool = False,
     ) -> None:
         """Add ``value`` (a finite int, float or ``Decimal`` within ±2**53) to the slice
         holding ``when`` at every precision: one atomic round trip.
