@@ -20,12 +20,13 @@ from typing import Any, TypeVar
 import redis
 import redis.asyncio
 import redis.asyncio.cluster
-import redis.asyncio.connection
 import redis.connection
 from django.core.exceptions import ImproperlyConfigured
+from redis.asyncio import connection as aconnection
 from redis.exceptions import NoScriptError, ResponseError
 
 from ..conf import conf
+from .base import Metric
 from .batch import (
     ScriptCall,
     absorb_answers,
@@ -97,9 +98,9 @@ def _new_async_client(
 
 
 #: The async connection class of each sync one a ``CACHES`` alias's pool may use.
-_ASYNC_CONNECTIONS: dict[type[Any], type[redis.asyncio.connection.AbstractConnection]] = {
-    redis.connection.SSLConnection: redis.asyncio.connection.SSLConnection,
-    redis.connection.UnixDomainSocketConnection: redis.asyncio.connection.UnixDomainSocketConnection,
+_ASYNC_CONNECTIONS: dict[type[Any], type[aconnection.AbstractConnection]] = {
+    redis.connection.SSLConnection: aconnection.SSLConnection,
+    redis.connection.UnixDomainSocketConnection: aconnection.UnixDomainSocketConnection,
 }
 
 
@@ -113,9 +114,7 @@ def _alias_client(alias: str, options: dict[str, Any]) -> AsyncRedisClient:
             "set DJANGO_REDIS_METRICS['CONNECTION'] to a node's URL with CLUSTER = True."
         )
     pool = shared.connection_pool
-    connection_class = _ASYNC_CONNECTIONS.get(
-        pool.connection_class, redis.asyncio.connection.Connection
-    )
+    connection_class = _ASYNC_CONNECTIONS.get(pool.connection_class, aconnection.Connection)
     accepted = _parameters(connection_class)
     kwargs = {k: v for k, v in pool.connection_kwargs.items() if k in accepted and k != "retry"}
     return redis.asyncio.Redis(
@@ -217,10 +216,12 @@ async def _apipelined(client: AsyncRedisClient, calls: Sequence[ScriptCall]) -> 
     return replies
 
 
-async def adrive(client: AsyncRedisClient, steps: Steps[T]) -> T:
-    """Run ``steps`` (see :mod:`.steps`) on the async ``client``."""
+async def adrive(steps: Steps[T], client: AsyncRedisClient | None = None) -> T:
+    """Run ``steps`` (see :mod:`.steps`) on the async ``client`` (default: the running loop's,
+    taken once the steps have validated their arguments)."""
     try:
         step = next(steps)
+        client = client or get_async_connection()
         while True:
             try:
                 reply = await _arun_step(client, step)
@@ -246,18 +247,14 @@ async def _arun_step(client: AsyncRedisClient, step: Any) -> Any:
     return await pipe.execute(raise_on_error=step.raise_on_error)
 
 
-class AsyncMetric:
+class AsyncMetric(Metric):
     """What the async twins of every kind share."""
-
-    KIND: str
-    name: str
-    meta_key: str
 
     async def _alisted(self, client: AsyncRedisClient, unlisted: Any) -> None:
         """``Metric._listed`` on the async path: on Redis Cluster, list a metric its write
         reported unlisted."""
         if int(unlisted) and not inline_catalogue(client):
-            await adrive(client, listing_steps(self.KIND, self.name, self.meta_key))
+            await adrive(listing_steps(self.KIND, self.name, self.meta_key), client)
 
     async def aexists(self) -> bool:
         """Whether the metric holds data (its meta hash exists)."""

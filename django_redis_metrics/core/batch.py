@@ -8,7 +8,7 @@ loaded and only those calls re-sent, which is safe because a NOSCRIPT call never
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import redis
@@ -70,6 +70,10 @@ class ScriptCall:
             idempotent=True,
         )
 
+    def follow_async(self, aafter: AsyncAfterCallback) -> ScriptCall:
+        """This call with ``aafter`` as its follow-up on the async path (``after``'s twin)."""
+        return replace(self, aafter=aafter)
+
     def once_key(self) -> str:
         """The hash remembering which of this metric's calls were applied."""
         return once_key(str(self.keys[0]))
@@ -103,7 +107,9 @@ def run_calls(
             replies = [exc]
     else:
         replies = _pipelined(client, calls)
-    return settle(calls, replies, errors, duplicates, lambda call, reply: _after(client, call, reply))
+    return settle(
+        calls, replies, errors, duplicates, lambda call, reply: _after(client, call, reply)
+    )
 
 
 def _after(client: RedisClient, call: ScriptCall, reply: Any) -> Any:

@@ -28,7 +28,7 @@ def register(client: RedisClient, kind: str, name: str) -> None:
 
 def confirm_listed(client: RedisClient, kind: str, name: str, meta_key: str) -> None:
     """List ``name``, then flag its meta hash (if still there) so its writes stop asking."""
-    drive(client, listing_steps(kind, name, meta_key))
+    drive(listing_steps(kind, name, meta_key), client)
 
 
 def listing_steps(kind: str, name: str, meta_key: str) -> Steps[None]:

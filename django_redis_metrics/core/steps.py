@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .batch import ScriptCall, run_calls
-from .connection import RedisClient
+from .connection import RedisClient, get_redis_connection
 from .scripts import KeyOrArg, LuaScript
 
 
@@ -67,10 +67,12 @@ T = TypeVar("T")
 Steps = Generator[Step, Any, T]
 
 
-def drive(client: RedisClient, steps: Steps[T]) -> T:
-    """Run ``steps`` on the sync ``client``."""
+def drive(steps: Steps[T], client: RedisClient | None = None) -> T:
+    """Run ``steps`` on the sync ``client`` (default: the app's, taken once the steps have
+    validated their arguments and made their first request)."""
     try:
         step = next(steps)
+        client = client or get_redis_connection()
         while True:
             try:
                 reply = run_step(client, step)
