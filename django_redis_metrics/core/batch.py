@@ -8,7 +8,7 @@ loaded and only those calls re-sent, which is safe because a NOSCRIPT call never
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
@@ -69,10 +69,6 @@ class ScriptCall:
             self.after,
             idempotent=True,
         )
-
-    def follow_async(self, aafter: AsyncAfterCallback) -> ScriptCall:
-        """This call with ``aafter`` as its follow-up on the async path (``after``'s twin)."""
-        return replace(self, aafter=aafter)
 
     def once_key(self) -> str:
         """The hash remembering which of this metric's calls were applied."""

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 from .connection import AnyRedisClient, RedisClient, get_redis_connection, is_cluster
 from .keys import catalogue_key, metric_key, to_str, validate_name
 from .scripts import script
-from .steps import Op, Script, Steps, drive
+from .steps import Op, Script, Steps
 
 PAGE = 500
 #: Field of a metric's meta hash set once the metric is known to be in the catalogue.
@@ -28,11 +28,12 @@ def register(client: RedisClient, kind: str, name: str) -> None:
 
 def confirm_listed(client: RedisClient, kind: str, name: str, meta_key: str) -> None:
     """List ``name``, then flag its meta hash (if still there) so its writes stop asking."""
-    drive(listing_steps(kind, name, meta_key), client)
+    register(client, kind, name)
+    script("catalogue_confirm")(client, [meta_key])
 
 
 def listing_steps(kind: str, name: str, meta_key: str) -> Steps[None]:
-    """:func:`confirm_listed`'s requests, for either client."""
+    """:func:`confirm_listed` as steps, for the async path (``core.aio``)."""
     yield Op("zadd", catalogue_key(kind), {name: 0})
     yield Script(script("catalogue_confirm"), [meta_key])
 

@@ -22,15 +22,14 @@ class CounterAsync(AsyncMetric):
         this = cast("Counter", self)
         slices = this._slices(*this._checked(count, when))
         client = get_async_connection()
-        call = this._incr_call(slices, client).follow_async(self._alisted)
-        await arun_calls(client, [call])
+        await arun_calls(client, [this._incr_call(slices, client)])
 
     async def aincr_many(self, increments: Iterable[tuple[When, int]]) -> int:
         """``incr_many`` awaited: everything validated first; returns the number of calls."""
         this = cast("Counter", self)
         totals = this._totals(increments)
         client = get_async_connection()
-        calls = [call.follow_async(self._alisted) for call in this._incr_calls(totals, client)]
+        calls = this._incr_calls(totals, client)
         if calls:
             await arun_calls(client, calls)
         return len(calls)

@@ -203,7 +203,9 @@ class Counter(CounterAsync, Metric):
                 args += [start, count]
         if inline:
             keys.append(catalogue_key(KIND))
-        return ScriptCall(script("counter_incr"), keys, args, after=self._listed)
+        return ScriptCall(
+            script("counter_incr"), keys, args, after=self._listed, aafter=self._alisted
+        )
 
     def delete(self) -> None:
         """Remove every slice of this counter and its catalogue entry."""
