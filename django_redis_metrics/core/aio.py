@@ -38,7 +38,7 @@ from .batch import (
 from .catalogue import inline_catalogue, listing_steps
 from .connection import AsyncRedisClient, _cache_alias_client, is_url
 from .scripts import KeyOrArg, LuaScript, MetricsRefused, as_refusal
-from .steps import Calls, Op, Script, Steps
+from .steps import Calls, Op, Script, Steps, finish
 
 T = TypeVar("T")
 
@@ -232,6 +232,8 @@ async def adrive(steps: Steps[T], client: AsyncRedisClient | None = None) -> T:
     except StopIteration as done:
         result: T = done.value
         return result
+    finally:
+        finish(steps)
 
 
 async def _arun_step(client: AsyncRedisClient, step: Any) -> Any:

@@ -10,6 +10,7 @@ validation and the errors are therefore the same on both paths.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -83,6 +84,16 @@ def drive(steps: Steps[T], client: RedisClient | None = None) -> T:
     except StopIteration as done:
         result: T = done.value
         return result
+    finally:
+        finish(steps)
+
+
+def finish(steps: Steps[Any]) -> None:
+    """Close ``steps`` left unfinished by an interruption (a cancelled task, Ctrl-C), which is
+    not thrown into them: clean-up steps in their ``finally`` cannot run then, and Python
+    reports that as a ``RuntimeError``. What they would have removed carries a TTL."""
+    with contextlib.suppress(RuntimeError):
+        steps.close()
 
 
 def run_step(client: RedisClient, step: Step) -> Any:
