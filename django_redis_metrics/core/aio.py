@@ -11,7 +11,6 @@ every request is awaited on the loop's own connections.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
@@ -104,6 +103,17 @@ _ASYNC_CONNECTIONS: dict[type[Any], type[aconnection.AbstractConnection]] = {
 }
 
 
+#: The connection options of a ``CACHES`` alias's pool that the async client takes over:
+#: where the server is and how to talk to it, TLS included, not the sync machinery (parser,
+#: retry, notifications, OCSP), which ``redis.asyncio`` does not share.
+ALIAS_OPTIONS = frozenset(
+    {"host", "port", "db", "path", "username", "password", "credential_provider", "client_name"}
+    | {"encoding", "encoding_errors", "decode_responses", "protocol"}
+    | {"ssl_keyfile", "ssl_certfile", "ssl_cert_reqs", "ssl_ca_certs", "ssl_ca_data"}
+    | {"ssl_ca_path", "ssl_check_hostname", "ssl_min_version", "ssl_ciphers", "ssl_password"}
+)
+
+
 def _alias_client(alias: str, options: dict[str, Any]) -> AsyncRedisClient:
     """A client on the server of a ``CACHES`` alias, with its connection options (host, port,
     db, credentials, TLS) and these timeouts, in a pool of this loop's own."""
@@ -115,23 +125,12 @@ def _alias_client(alias: str, options: dict[str, Any]) -> AsyncRedisClient:
         )
     pool = shared.connection_pool
     connection_class = _ASYNC_CONNECTIONS.get(pool.connection_class, aconnection.Connection)
-    accepted = _parameters(connection_class)
-    kwargs = {k: v for k, v in pool.connection_kwargs.items() if k in accepted and k != "retry"}
+    kwargs = {key: value for key, value in pool.connection_kwargs.items() if key in ALIAS_OPTIONS}
     return redis.asyncio.Redis(
         connection_pool=redis.asyncio.ConnectionPool(
             connection_class=connection_class, **{**kwargs, **options}
         )
     )
-
-
-def _parameters(cls: type[Any]) -> set[str]:
-    """The keyword arguments a connection class (and its bases) accepts."""
-    return {
-        name
-        for klass in cls.__mro__
-        if "__init__" in vars(klass)
-        for name in inspect.signature(vars(klass)["__init__"]).parameters
-    }
 
 
 async def ascript(
