@@ -70,3 +70,18 @@ def test_bad_input_raises_the_sync_error_and_writes_nothing(
     expected = raised(lambda: getattr(counter, method)(*args))
     assert raised(lambda: getattr(counter, "a" + method)(*args)) == expected
     assert backend.keys() == []
+
+
+def test_a_key_of_another_type_is_the_same_error(backend: Backend) -> None:
+    counter = Counter("clash", precisions=[60])
+    backend.client.set(counter.key(60), "not a hash")
+    many = [(T0, 1), (T0 + 60, 1)]
+    pairs = [
+        (lambda: counter.incr(when=T0), lambda: counter.aincr(when=T0)),
+        (lambda: counter.incr_many(many), lambda: counter.aincr_many(many)),  # one call
+        (lambda: counter.series(60), lambda: counter.aseries(60)),
+    ]
+    for sync, twin in pairs:
+        expected = raised(sync)
+        assert "WRONGTYPE" in expected[1]
+        assert raised(twin)[0] is expected[0]

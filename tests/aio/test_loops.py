@@ -14,7 +14,7 @@ from django_redis_metrics.core import aio
 from django_redis_metrics.core.aio import aclose_connections, get_async_connection
 
 from ..conftest import Backend
-from .common import run
+from .common import raised, run
 
 T0 = 1_700_000_000
 PAUSE_MS = 1000
@@ -166,3 +166,13 @@ def test_scripts_flushed_from_redis_are_loaded_again(backend: Backend) -> None:
     backend.client.execute_command("SCRIPT FLUSH", **flush)
     run(lambda: counter.aincr(when=T0))  # one call: EVALSHA, then EVAL
     assert counter.total(60) == 5
+
+
+def test_an_unreachable_redis_is_the_same_error(settings: Any) -> None:
+    settings.DJANGO_REDIS_METRICS = {
+        "CONNECTION": "redis://127.0.0.1:1/0",
+        "SOCKET_CONNECT_TIMEOUT": 0.5,
+    }
+    counter = Counter("nowhere")
+    expected = raised(lambda: counter.incr())
+    assert raised(lambda: counter.aincr())[0] is expected[0]
