@@ -8,11 +8,12 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from ..core.aio import AsyncMetric, adrive, arun_calls, get_async_connection
+from ..core.aio import AsyncMetric, adrive, arun_calls, ascript, get_async_connection
 from ..core.connection import AsyncRedisClient
 from ..core.timeutil import When
 from ..core.validation import positive_int
 from .codec import time_range
+from .queries import parse_counts, script
 
 if TYPE_CHECKING:
     from .model import EventSeries
@@ -92,7 +93,13 @@ class SeriesAsync(AsyncMetric):
         self, start: When, end: When, window: int | float, *, cache: bool = True
     ) -> list[int]:
         """``counts`` awaited."""
-        return await adrive(cast("EventSeries", self)._counts_steps(start, end, window, cache))
+        calls = cast("EventSeries", self).plan_counts(start, end, window, cache=cache)
+        client = get_async_connection()
+        counts_script = script("events_counts")
+        result: list[int] = []
+        for keys, args in calls:
+            result += parse_counts(await ascript(client, counts_script, keys, args))
+        return result
 
     async def acount_by(self, field: str, start: When, end: When) -> dict[str, int]:
         """``count_by`` awaited."""

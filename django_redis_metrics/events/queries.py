@@ -135,11 +135,18 @@ class SeriesQueries(SeriesKeys):
         ``MAX_CACHE_ENTRIES`` per window size); any event recorded later into a cached window
         (however late or back-dated) drops that window from the cache in the same atomic step.
         """
-        return drive(self._counts_steps(start, end, window, cache))
+        client = get_redis_connection()
+        counts_script = script("events_counts")
+        result: list[int] = []
+        for keys, args in self.plan_counts(start, end, window, cache=cache):
+            result += parse_counts(counts_script(client, keys, args))
+        return result
 
-    def _counts_steps(
-        self, start: When, end: When, window: int | float, cache: bool
-    ) -> Steps[list[int]]:
+    def plan_counts(
+        self, start: When, end: When, window: int | float, *, cache: bool = True
+    ) -> list[tuple[list[str], list[str | int]]]:
+        """The ``events_counts`` script calls (keys, args) of ``counts``, in order; validates
+        everything and touches no Redis, so sync and async callers share it."""
         window = validate_window(window)
         lo, hi = time_range(start, end)
         if (hi - lo) / window > self.MAX_WINDOWS:  # also catches windows too small to index
@@ -158,29 +165,25 @@ class SeriesQueries(SeriesKeys):
             and window <= self.MAX_CACHED_WINDOW
             and windows <= self.MAX_CACHED_WINDOWS_PER_CALL
         )
-        counts_script = script("events_counts")
-        result: list[int] = []
         now = score(time.time())
-        cache_ttl = ttl_ms(2 * self.retention) if caching else 0
+        if caching:
+            keys = [self.time_key, self.cache_key(int(window)), self.sizes_key]
+            head: list[str | int] = [
+                int(window),
+                now,
+                self.MAX_CACHED_SIZES,
+                self.MAX_CACHE_ENTRIES,
+                ttl_ms(2 * self.retention),
+            ]
+        else:
+            keys = [self.time_key]
+            head = ["", now, self.MAX_CACHED_SIZES, self.MAX_CACHE_ENTRIES, 0]
+        calls: list[tuple[list[str], list[str | int]]] = []
         for k in range(first, last + 1, self.MAX_WINDOWS_PER_CALL):
             stop = min(k + self.MAX_WINDOWS_PER_CALL, last + 1)
             bounds = [score(i * window) for i in range(k, stop + 1)]
-            if caching:
-                keys = [self.time_key, self.cache_key(int(window)), self.sizes_key]
-                head: list[str | int] = [
-                    int(window),
-                    now,
-                    self.MAX_CACHED_SIZES,
-                    self.MAX_CACHE_ENTRIES,
-                    cache_ttl,
-                ]
-            else:
-                keys, head = (
-                    [self.time_key],
-                    ["", now, self.MAX_CACHED_SIZES, self.MAX_CACHE_ENTRIES, 0],
-                )
-            result += [int(c) for c in (yield Script(counts_script, keys, [*head, *bounds]))]
-        return result
+            calls.append((keys, [*head, *bounds]))
+        return calls
 
     def count_by(self, field: str, start: When, end: When) -> dict[str, int]:
         """Events per value (its text, see ``encode_value``) of ``field``; events without it
@@ -232,3 +235,8 @@ class SeriesQueries(SeriesKeys):
 
     def exists(self) -> bool:
         return bool(get_redis_connection().exists(self.meta_key))
+
+
+def parse_counts(reply: Any) -> list[int]:
+    """The counts of one ``events_counts`` script call."""
+    return [int(c) for c in reply]
