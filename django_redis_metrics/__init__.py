@@ -9,12 +9,16 @@ from .core.connection import get_redis_connection
 from .counter import Counter
 from .estimates import UniqueEstimate
 from .events import EventSeries
+from .gauge import Gauge
 from .sending.sender import flush
+from .statistic import Statistic
 
 __all__ = [
     "Batch",
     "Counter",
     "EventSeries",
+    "Gauge",
+    "Statistic",
     "UniqueBitmap",
     "UniqueEstimate",
     "flush",

@@ -10,6 +10,8 @@ django_redis_metrics.E006  TIME_ZONE is not a known time zone
 django_redis_metrics.E007  a socket timeout is not a positive number
 django_redis_metrics.E008  COUNTER_PRECISIONS is not a list of positive ints
 django_redis_metrics.E009  COUNTER_SAMPLES is not a positive int
+django_redis_metrics.E010  STATISTIC_PRECISIONS is not a list of positive ints
+django_redis_metrics.E011  STATISTIC_SAMPLES is not a positive int
 django_redis_metrics.E020  EVENT_RETENTION is not a positive number of seconds
 django_redis_metrics.E021  EVENT_MAX_VALUES is not a positive int
 django_redis_metrics.E030  BITMAP_RETENTION is not a dict of period name -> positive int
@@ -93,6 +95,10 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
         value["COUNTER_PRECISIONS"], validate_precisions, "COUNTER_PRECISIONS", "E008"
     )
     errors += _validated(value["COUNTER_SAMPLES"], validate_samples, "COUNTER_SAMPLES", "E009")
+    errors += _validated(
+        value["STATISTIC_PRECISIONS"], validate_precisions, "STATISTIC_PRECISIONS", "E010"
+    )
+    errors += _validated(value["STATISTIC_SAMPLES"], validate_samples, "STATISTIC_SAMPLES", "E011")
     errors += _validated(
         value["EVENT_RETENTION"], events_validate_retention, "EVENT_RETENTION", "E020"
     )

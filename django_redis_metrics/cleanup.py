@@ -20,6 +20,10 @@ from .estimates.cleaner import clean_estimates
 from .estimates.query import KIND as ESTIMATE_KIND
 from .events.cleaner import clean_event_series
 from .events.keys import KIND as EVENTS_KIND
+from .gauge.cleaner import clean_gauges
+from .gauge.model import KIND as GAUGE_KIND
+from .statistic.cleaner import clean_statistics
+from .statistic.model import KIND as STATISTIC_KIND
 
 #: Seconds between passes of ``--loop``; counters are cleaned at about the rate they are written.
 PASS_INTERVAL = 60
@@ -30,6 +34,8 @@ CLEANERS: dict[str, Cleaner] = {
     EVENTS_KIND: clean_event_series,
     BITMAP_KIND: clean_bitmaps,
     ESTIMATE_KIND: clean_estimates,
+    STATISTIC_KIND: clean_statistics,
+    GAUGE_KIND: clean_gauges,
     TEMP_KIND: clean_temporary,
 }
 

@@ -15,6 +15,9 @@ SETTING_NAME = "DJANGO_REDIS_METRICS"
 
 DEFAULT_PRECISIONS: tuple[int, ...] = (1, 5, 60, 300, 3600, 18000, 86400)
 DEFAULT_SAMPLES = 120
+#: A Statistic's default precisions: minutes, 5 minutes, hours and days (a slice of a statistic
+#: costs up to about 1 KB, a counter's 7 bytes, hence no 1 s slices by default).
+DEFAULT_STATISTIC_PRECISIONS: tuple[int, ...] = (60, 300, 3600, 86400)
 #: Periods of each kind a UniqueBitmap keeps, counting the current one: 2 days of hours, about
 #: 3 months of days, 2 years of ISO weeks, 5 years of months.
 DEFAULT_BITMAP_RETENTION: dict[str, int] = {"hour": 48, "day": 92, "week": 105, "month": 60}
@@ -54,6 +57,8 @@ DEFAULTS: dict[str, Any] = {
     "SOCKET_CONNECT_TIMEOUT": 2.0,
     "COUNTER_PRECISIONS": DEFAULT_PRECISIONS,
     "COUNTER_SAMPLES": DEFAULT_SAMPLES,
+    "STATISTIC_PRECISIONS": DEFAULT_STATISTIC_PRECISIONS,
+    "STATISTIC_SAMPLES": DEFAULT_SAMPLES,
     "BITMAP_RETENTION": DEFAULT_BITMAP_RETENTION,
     "BITMAP_CACHE_TTL": 86400,
     "MAX_USER_ID": 2**27 - 1,

@@ -11,11 +11,13 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Any
 
 from ..conf import conf
-from ..core.connection import RedisClient, is_cluster
+from ..core.connection import AnyRedisClient, RedisClient, is_cluster
 from ..core.keys import metric_key, to_str
 from ..core.scripts import ScriptLibrary
+from ..core.steps import Op, Pipe, Script, Steps, drive
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
@@ -57,25 +59,25 @@ class _IdCache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def _scope(client: RedisClient) -> tuple[str, str]:
+    def _scope(client: AnyRedisClient) -> tuple[str, str]:
         return server_identity(client), conf.PREFIX
 
-    def get(self, client: RedisClient, user_id: str) -> int | None:
+    def get(self, client: AnyRedisClient, user_id: str) -> int | None:
         with self._lock:
             return self._data.get((*self._scope(client), user_id))
 
-    def put(self, client: RedisClient, user_id: str, offset: int) -> None:
+    def put(self, client: AnyRedisClient, user_id: str, offset: int) -> None:
         with self._lock:
             self._data[(*self._scope(client), user_id)] = offset
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
 
-    def holds_ints(self, client: RedisClient) -> bool:
+    def holds_ints(self, client: AnyRedisClient) -> bool:
         """Whether this server's PREFIX is known to hold integer ids (checked on the cluster)."""
         with self._lock:
             return self._scope(client) in self._int_scopes
 
-    def set_holds_ints(self, client: RedisClient) -> None:
+    def set_holds_ints(self, client: AnyRedisClient) -> None:
         with self._lock:
             self._int_scopes.add(self._scope(client))
 
@@ -85,7 +87,7 @@ class _IdCache:
             self._int_scopes.clear()
 
 
-def server_identity(client: RedisClient) -> str:
+def server_identity(client: AnyRedisClient) -> str:
     """The server a client talks to (host, port, db or socket; a cluster's seed nodes), not the
     setting that named it: a ``CACHES`` alias whose ``LOCATION`` changes is another server."""
     if is_cluster(client):
@@ -153,17 +155,27 @@ def mixed_ids_error(stored: bytes | str, attempted: str) -> ValueError:
     )
 
 
+def note_marked(client: AnyRedisClient, reply: Any, mapped: str | None, kind: str) -> None:
+    """A mark script's reply: the PREFIX's id kind checked, a newly mapped id remembered."""
+    if int(reply[0]) == -1:
+        raise mixed_ids_error(reply[1], kind)
+    if mapped is not None:
+        id_cache.put(client, mapped, int(reply[1]))
+
+
 def check_int_kind(client: RedisClient) -> None:
     """Redis Cluster: record (or check) that the PREFIX holds integer ids, once per process.
 
     The kind key lives in the mapping's slot, out of reach of the mark script.
     """
+    drive(check_int_kind_steps(client), client)
+
+
+def check_int_kind_steps(client: AnyRedisClient) -> Steps[None]:
     if id_cache.holds_ints(client):
         return
-    pipe = client.pipeline(transaction=False)
-    pipe.setnx(id_kind_key(), "int")
-    pipe.get(id_kind_key())
-    stored = pipe.execute()[1]
+    replies = yield Pipe([Op("setnx", id_kind_key(), "int"), Op("get", id_kind_key())])
+    stored = replies[1]
     if to_str(stored) != "int":
         raise mixed_ids_error(stored, "int")
     id_cache.set_holds_ints(client)
@@ -171,11 +183,19 @@ def check_int_kind(client: RedisClient) -> None:
 
 def resolve_ids(client: RedisClient, ids: Sequence[str], *, assign: bool) -> list[int | None]:
     """Offsets of mapped ids (from the cache, else one script call); ``None`` if unknown."""
+    return drive(resolve_ids_steps(client, ids, assign=assign), client)
+
+
+def resolve_ids_steps(
+    client: AnyRedisClient, ids: Sequence[str], *, assign: bool
+) -> Steps[list[int | None]]:
     offsets: list[int | None] = [id_cache.get(client, i) for i in ids]
     missing = [i for i, offset in zip(ids, offsets, strict=True) if offset is None]
     if missing:
-        answer = script("bitmap_ids")(
-            client, [*id_map_keys(), id_kind_key()], ["1" if assign else "0", *missing]
+        answer = yield Script(
+            script("bitmap_ids"),
+            [*id_map_keys(), id_kind_key()],
+            ["1" if assign else "0", *missing],
         )
         if answer and int(answer[0]) == -2:
             raise mixed_ids_error(answer[1], "mapped")
@@ -194,21 +214,24 @@ def read_bits(client: RedisClient, user_id: object, groups: list[list[str]]) -> 
     """``user_id``'s bit in each group of keys (the OR within a group): one pipelined round trip
     on a single node (one per node on a cluster), no BITOP. ``None`` when the user cannot have
     been marked: an unmapped str/UUID id, or an int id where the PREFIX holds mapped ids."""
-    value = normalize_id(user_id)
+    return drive(read_bits_steps(client, normalize_id(user_id), groups), client)
+
+
+def read_bits_steps(
+    client: AnyRedisClient, value: int | str, groups: list[list[str]]
+) -> Steps[list[bool] | None]:
+    """:func:`read_bits` of a normalized id, as steps."""
     if isinstance(value, int):
         offset = value
     else:
-        found = resolve_ids(client, [value], assign=False)[0]
+        found = (yield from resolve_ids_steps(client, [value], assign=False))[0]
         if found is None:
             return None
         offset = found
-    pipe = client.pipeline(transaction=False)
-    for group in groups:
-        for key in group:
-            pipe.getbit(key, offset)
+    ops = [Op("getbit", key, offset) for group in groups for key in group]
     if isinstance(value, int):
-        pipe.get(id_kind_key())
-    replies = iter(pipe.execute())
+        ops.append(Op("get", id_kind_key()))
+    replies = iter((yield Pipe(ops)))
     bits = [any([bool(next(replies)) for _ in group]) for group in groups]
     if isinstance(value, int) and to_str(next(replies) or b"") == "mapped":
         return None

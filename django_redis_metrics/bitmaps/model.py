@@ -20,7 +20,7 @@ from ..conf import conf
 from ..core import catalogue, deferral
 from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, run_calls
-from ..core.connection import RedisClient, get_redis_connection
+from ..core.connection import AnyRedisClient, RedisClient, get_redis_connection
 from ..core.cover import cover_days
 from ..core.keys import catalogue_key, metric_key, temp_key, to_str, validate_name
 from ..core.periods import (
@@ -34,18 +34,20 @@ from ..core.periods import (
     period_class,
 )
 from ..core.retention import MAX_AHEAD
+from ..core.steps import Op, Steps, drive
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
+from .aio import BitmapAsync
 from .ids import (
-    check_int_kind,
+    check_int_kind_steps,
     id_cache,
     id_kind,
     id_kind_key,
     id_map_keys,
-    mixed_ids_error,
     normalize_id,
-    read_bits,
-    resolve_ids,
+    note_marked,
+    read_bits_steps,
+    resolve_ids_steps,
 )
 from .query import KIND, MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
 from .retention import period_bounds, retention
@@ -84,7 +86,7 @@ def validate_periods(periods: object) -> tuple[str, ...]:
     return tuple(p for p in PERIOD_NAMES if p in names)
 
 
-class UniqueBitmap(Metric):
+class UniqueBitmap(BitmapAsync, Metric):
     """Unique users per hour, day, ISO week and month.
 
     >>> active = UniqueBitmap("active_users")
@@ -167,22 +169,33 @@ class UniqueBitmap(Metric):
         if deferral.check_defer(defer, batch):
             deferral.sink().mark(self, value, timestamp)
             return
+        client = get_redis_connection()
+        call = drive(self._mark_steps(client, value, timestamp), client)
+        if batch is not None:
+            batch.add(call)
+        else:
+            run_calls(client, [call])
+
+    def _mark_steps(
+        self, client: AnyRedisClient, value: int | str, timestamp: float
+    ) -> Steps[ScriptCall]:
+        """The script call marking a checked ``value`` at ``timestamp``, after mapping a new
+        str/UUID id or checking the PREFIX's id kind where the script cannot (Redis Cluster)."""
         zone = get_zone()
         periods = [_containing(name, timestamp, zone) for name in self.periods]
-        client = get_redis_connection()
         inline = catalogue.inline_catalogue(client)
         mapped: str | None = None
         if isinstance(value, int):
             offset: int | None = value
             if not inline:
-                check_int_kind(client)
+                yield from check_int_kind_steps(client)
         else:
             offset = id_cache.get(client, value)
             if offset is None:
                 if inline:
                     mapped = value
                 else:
-                    offset = resolve_ids(client, [value], assign=True)[0]
+                    offset = (yield from resolve_ids_steps(client, [value], assign=True))[0]
         base = metric_key(KIND, self.name)  # the prefix is read once per mark, not per key
         keys = [
             f"{base}:meta",
@@ -210,20 +223,18 @@ class UniqueBitmap(Metric):
         for period in periods:
             expires, oldest = period_bounds(period, keep[period.name])
             args += [period.suffix, int(period.start_ts), period.end_ts, expires, int(oldest)]
-        call = ScriptCall(
-            script("bitmap_mark"), keys, args, after=self._after_mark(mapped, id_kind(value))
+        kind = id_kind(value)
+        return ScriptCall(
+            script("bitmap_mark"),
+            keys,
+            args,
+            after=self._after_mark(mapped, kind),
+            aafter=self._aafter_mark(mapped, kind),
         )
-        if batch is not None:
-            batch.add(call)
-        else:
-            run_calls(client, [call])
 
     def _after_mark(self, mapped: str | None, kind: str) -> Any:
         def after(client: RedisClient, reply: Any) -> None:
-            if int(reply[0]) == -1:
-                raise mixed_ids_error(reply[1], kind)
-            if mapped is not None:
-                id_cache.put(client, mapped, int(reply[1]))
+            note_marked(client, reply, mapped, kind)
             self._listed(client, reply[0])
 
         return after
@@ -250,12 +261,21 @@ class UniqueBitmap(Metric):
 
     def count(self, period: str | Period, when: When = None) -> int:
         """Distinct users in the ``period`` ("hour", "day", "week", "month") holding ``when``."""
-        return int(get_redis_connection().bitcount(self.key(self._period(period, when))))
+        return drive(self._count_steps(period, when))
+
+    def _count_steps(self, period: str | Period, when: When) -> Steps[int]:
+        return int((yield Op("bitcount", self.key(self._period(period, when)))))
 
     def contains(self, user_id: object, period: str | Period, when: When = None) -> bool:
         """Whether ``user_id`` was marked in the ``period`` holding ``when``."""
+        client = get_redis_connection()
+        return drive(self._contains_steps(client, user_id, period, when), client)
+
+    def _contains_steps(
+        self, client: AnyRedisClient, user_id: object, period: str | Period, when: When
+    ) -> Steps[bool]:
         key = self.key(self._period(period, when))
-        bits = read_bits(get_redis_connection(), user_id, [[key]])
+        bits = yield from read_bits_steps(client, normalize_id(user_id), [[key]])
         return bits is not None and bits[0]
 
     def query(self, period: str | Period, when: When = None) -> PeriodUnion:
