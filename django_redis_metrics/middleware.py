@@ -182,7 +182,7 @@ class MetricsMiddleware:
         writes = attach_writes(request)
         started = time.perf_counter()
         try:
-            response = self.get_response(request)
+            response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
         except BaseException:
             _submit(request, writes, 500, started, time.perf_counter())
             raise

@@ -12,7 +12,7 @@ from prometheus_client.openmetrics.parser import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 
-from django_redis_metrics import Counter, UniqueBitmap, UniqueEstimate
+from django_redis_metrics import Counter, Gauge, Statistic, UniqueBitmap, UniqueEstimate
 
 from .conftest import client_for, make_user
 
@@ -95,8 +95,58 @@ def test_a_token_opens_nothing_when_none_is_set(exposition: str, settings: Any) 
 
 def test_staff_need_the_permission(exposition: str) -> None:
     Counter("hits").incr()
-    assert client_for(make_user("eve", staff=False, permitted=False)).get(exposition).status_code == 403
-    assert client_for(make_user("mallory", staff=True, permitted=False)).get(exposition).status_code == 403
+    assert (
+        client_for(make_user("eve", staff=False, permitted=False)).get(exposition).status_code
+        == 403
+    )
+    assert (
+        client_for(make_user("mallory", staff=True, permitted=False)).get(exposition).status_code
+        == 403
+    )
     allowed = client_for(make_user("olga", staff=True, permitted=True)).get(exposition)
     assert allowed.status_code == 200
     assert b'django_redis_metrics_counter_total{metric="hits"} 1.0' in allowed.content
+
+
+def test_gauges_and_statistics_are_served_with_what_redis_holds(exposition: str) -> None:
+    Gauge("queue").set(7, when=1_000)
+    Gauge("queue").set(3)
+    Gauge("queue").set(99, when=2_000)  # a backfill: older than the latest
+    latency = Statistic("latency:home", precisions=[60, 3600])
+    values = [12.0, 30.5, 7.25, 120.0, 45.0]
+    for value in values:
+        latency.record(value)
+    latency.record(1000, when=500)  # an old slice: in the totals, not in the quantiles
+    found = samples(scrape(exposition).content.decode())
+    assert found[("django_redis_metrics_gauge", (("metric", "queue"),))] == 3
+    home = (("metric", "latency:home"),)
+    assert found[("django_redis_metrics_statistic_count", home)] == 6
+    assert found[("django_redis_metrics_statistic_sum", home)] == sum(values) + 1000
+    summary = latency.summary(60)
+    for quantile, key in (("0.5", "p50"), ("0.95", "p95"), ("0.99", "p99")):
+        labels = (*home, ("quantile", quantile))
+        assert found[("django_redis_metrics_statistic", labels)] == summary[key]
+    assert 30.5 / 1.05 <= summary["p50"] <= 30.5 * 1.05
+
+
+def test_statistics_parse_as_openmetrics_summaries(exposition: str) -> None:
+    Statistic("latency:a").record(5)
+    Statistic("latency:b").record(8)
+    response = scrape(exposition, Accept="application/openmetrics-text; version=1.0.0")
+    families = {f.name: f for f in openmetrics_families(response.content.decode())}
+    family = families["django_redis_metrics_statistic"]
+    assert family.type == "summary"
+    counts = {s.labels["metric"]: s.value for s in family.samples if s.name.endswith("_count")}
+    assert counts == {"latency:a": 1, "latency:b": 1}
+
+
+def test_redis_away_is_a_503(exposition: str, settings: Any) -> None:
+    from django_redis_metrics.core.connection import reset_connections
+
+    settings.DJANGO_REDIS_METRICS = {
+        **settings.DJANGO_REDIS_METRICS,
+        "CONNECTION": "redis://127.0.0.1:1/0",
+        "CLUSTER": False,
+    }
+    reset_connections()
+    assert scrape(exposition).status_code == 503
