@@ -278,7 +278,8 @@ def measure(
         ):
             micros, trips = added(key, base)
             figures.setdefault(name, {})[label] = micros
-            print(f"    {name + ', ' + label + ':':52s} {micros:8.1f} µs = {trips:5.2f} round trips")
+            what = f"{name}, {label}:"
+            print(f"    {what:52s} {micros:8.1f} µs = {trips:5.2f} round trips")
     if len(measured) > 1:
         ours, *peers = measured
         for peer in peers:
@@ -293,7 +294,8 @@ def measure(
             (f"{name} merged", "back to back, round trips merged"),
         ):
             micros, trips = added(key, "base")
-            print(f"    {name + ', ' + label + ':':52s} {micros:8.1f} µs = {trips:5.2f} round trips")
+            what = f"{name}, {label}:"
+            print(f"    {what:52s} {micros:8.1f} µs = {trips:5.2f} round trips")
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """System checks for ``DJANGO_REDIS_METRICS``. Ids are stable; never reuse a retired one.
 
-=========================  ===================================================django_redis_metrics.E001  the setting is not a dict
+=========================  ==========================================================
+django_redis_metrics.E001  the setting is not a dict
 django_redis_metrics.W001  an unknown key (probably a typo)
 django_redis_metrics.E002  CONNECTION is neither a Redis URL nor a string
 django_redis_metrics.E003  CONNECTION names a CACHES alias that cannot share a Redis pool
@@ -36,7 +37,8 @@ django_redis_metrics.E053  VIEW_STATUS is not None or a name template containing
                            "{class}"
 django_redis_metrics.E054  EXPORT_TOKEN is not None or a str of at least 16 characters
 django_redis_metrics.E070  ESTIMATE_RETENTION is not a dict of period name -> positive int
-=========================  ==================================================="""
+=========================  ==========================================================
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Prometheus exposition: what it serves, parsed as Prometheus parses it, and who may read it."""
+"""The Prometheus exposition: what it serves, parsed as Prometheus parses it, and who reads it."""
 
 from __future__ import annotations
 
