@@ -16,12 +16,13 @@ from django_redis_metrics.core.scripts import MetricsRefused
 from django_redis_metrics.estimates.query import MAX_COUNT_KEYS
 
 from ..conftest import Backend
+from ..roundtrips import RoundTrips
 from .common import AsyncRoundTrips, raised, run
 
 DAYS = 90  # more day keys than one PFCOUNT reads: the range is merged in bounded steps
 
 
-def test_async_adds_count_like_sync_adds(backend: Backend) -> None:
+def test_async_adds_count_like_sync_adds(backend: Backend, round_trips: RoundTrips) -> None:
     today = Day.containing(time.time())
     user = uuid.UUID("12345678-1234-5678-1234-567812345678")
     adds: list[tuple[object, float]] = [
@@ -50,7 +51,9 @@ def test_async_adds_count_like_sync_adds(backend: Backend) -> None:
             await both.aexists(),
         )
 
+    before = round_trips.calls
     counts, days, month, last_30, span, long, nothing, exists = run(main)
+    assert round_trips.calls == before  # the sync client, which would block the loop, unused
     assert counts == [sync.count(p) for p in ("day", "week", "month")]
     assert days == [daily_sync.count("day", today.shift(-n).start_ts) for n in range(0, 90, 9)]
     assert month == sync.count(Month.containing(today.shift(-40).start_ts)) > 0

@@ -14,6 +14,7 @@ from django_redis_metrics.core.retention import MAX_AHEAD
 from django_redis_metrics.core.scripts import MetricsRefused
 
 from ..conftest import Backend
+from ..roundtrips import RoundTrips
 from .common import AsyncRoundTrips, raised, run
 
 T0 = 1_700_000_040  # a multiple of 60
@@ -29,7 +30,7 @@ SETS: list[tuple[float, Any]] = [
 ]
 
 
-def test_async_sets_read_back_like_sync_sets(backend: Backend) -> None:
+def test_async_sets_read_back_like_sync_sets(backend: Backend, round_trips: RoundTrips) -> None:
     sync = Gauge("sync", precisions=[1, 60], samples=100)
     both = Gauge("async", precisions=[1, 60], samples=100)
     for when, value in SETS:
@@ -42,7 +43,9 @@ def test_async_sets_read_back_like_sync_sets(backend: Backend) -> None:
         read = (await both.aget(), await both.alatest(), await both.aseries(60))
         return empty, read, await both.aseries(1), await both.aexists()
 
+    before = round_trips.calls
     empty, (value, latest, minutes), seconds, exists = run(main)
+    assert round_trips.calls == before  # the sync client, which would block the loop, unused
     assert empty == (None, None, [])
     assert (value, latest) == (sync.get(), sync.latest()) == (-2, (T0 + 61, -2))
     assert minutes == sync.series(60) == both.series(60)

@@ -13,12 +13,15 @@ import pytest
 from django_redis_metrics import Statistic
 
 from ..conftest import Backend
+from ..roundtrips import RoundTrips
 from .common import AsyncRoundTrips, raised, run
 
 T0 = 1_700_000_040  # a multiple of 60
 
 
-def test_async_records_read_back_like_sync_records(backend: Backend) -> None:
+def test_async_records_read_back_like_sync_records(
+    backend: Backend, round_trips: RoundTrips
+) -> None:
     sync = Statistic("sync", precisions=[60, 3600], samples=100)
     both = Statistic("async", precisions=[60, 3600], samples=100)
     rng = random.Random(13)
@@ -42,7 +45,9 @@ def test_async_records_read_back_like_sync_records(backend: Backend) -> None:
             await both.aexists(),
         )
 
+    before = round_trips.calls
     series, hour, empty, quantiles, recent, totals, exists = run(main)
+    assert round_trips.calls == before  # the sync client, which would block the loop, unused
     assert series == sync.series(60) == both.series(60)
     assert len(series) == 10
     assert hour == sync.summary(3600, T0) and hour["count"] == 200
