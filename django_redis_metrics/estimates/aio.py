@@ -29,5 +29,6 @@ class EstimateAsync(AsyncMetric):
 
     async def acount(self, period: str | Period, when: When = None) -> int:
         """``count`` awaited: one ``PFCOUNT``."""
-        key = cast("UniqueEstimate", self).key(cast("UniqueEstimate", self)._period(period, when))
+        this = cast("UniqueEstimate", self)
+        key = this.key(this._period(period, when))
         return int(await get_async_connection().pfcount(key))

@@ -61,8 +61,12 @@ def test_async_records_read_back_like_sync_records(
     assert both in Statistic.objects.all()  # listed on the cluster too, by the async follow-up
 
 
-def test_atime_records_the_block_even_when_it_raises(backend: Backend) -> None:
+def test_atime_records_the_block_even_when_it_raises_or_is_cancelled(backend: Backend) -> None:
     stat = Statistic("timed", precisions=[60], samples=10)
+
+    async def timed_forever() -> None:
+        async with stat.atime():
+            await asyncio.sleep(60)
 
     async def main() -> None:
         async with stat.atime():
@@ -71,10 +75,15 @@ def test_atime_records_the_block_even_when_it_raises(backend: Backend) -> None:
             async with stat.atime():
                 await asyncio.sleep(0.02)
                 raise KeyError("boom")
+        task = asyncio.create_task(timed_forever())
+        await asyncio.sleep(0.03)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
 
     run(main)
     slices = [summary for _, summary in stat.series(60)]  # two if the minute turned between
-    assert sum(summary["count"] for summary in slices) == 2
+    assert sum(summary["count"] for summary in slices) == 3
     assert 20 <= min(summary["min"] for summary in slices) < 1000
     assert 50 <= max(summary["max"] for summary in slices) < 1000
 
