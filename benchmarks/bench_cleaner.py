@@ -1,0 +1,199 @@
+"""Cleaner passes: milliseconds per metric of one pass with this checkout and with the package
+at an earlier commit (default: main before the batched cleaner), on the same private Redis in
+the same run.
+
+    python benchmarks/bench_cleaner.py [--counters 100,1000,10000] [--series 100,1000]
+        [--bitmaps 100,1000] [--baseline REF | --no-baseline]
+
+Each size gets fresh metrics under two prefixes, written the same way by this checkout (the
+write scripts are the same at both commits), one prefix cleaned by this checkout in this
+process, the other by the baseline in a subprocess. Counters (default precisions and samples)
+are 80 % busy (written over the last 30 minutes), 10 % stopped 10 minutes ago (their fine
+precisions have slices to trim) and 10 % last written 200 days ago (every slice falls out:
+retired). Event series (one hour retention, 20 events each) are cleaned 20 minutes after they
+were written: 10 % then hold only expired events. Bitmaps (20 users each, default periods) are
+90 % marked over the last day, 10 % 400 days ago.
+The first pass does all that work; the second pass, over what is left, is the steady state of
+``clean_metrics --loop``. Meanwhile a reader thread times ``Counter.recent(60)`` (what the
+admin list page reads per counter): its slowest read shows how long a pass holds Redis.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from common import baseline_tree, configure, run_worker, start, use_tree
+
+#: main before the batched cleaner (issue 13).
+CLEANER_BASELINE = "7bbe9c4"
+KINDS = ("counter", "events", "bitmap")
+DAY = 86400
+HOUR = 3600
+#: Event series are cleaned this long after they were written: 10 % have fallen out.
+EVENTS_LATER = 1200
+
+
+def populate(kind: str, size: int, now: float) -> None:
+    """``size`` metrics of ``kind`` under the configured prefix (see the module docstring)."""
+    from django_redis_metrics import Batch, Counter, EventSeries, UniqueBitmap, get_redis_connection
+
+    client = get_redis_connection()
+    for index in range(size):
+        group = index % 10
+        if kind == "counter":
+            counter = Counter(f"c{index}")
+            if group == 8:
+                end = now - 600
+            elif group == 9:
+                end = now - 200 * DAY
+            else:
+                end = now
+            counter.incr_many((end - 15 * step, 1) for step in range(120))
+        elif kind == "events":
+            series = EventSeries(f"e{index}", retention=HOUR)
+            with Batch(client) as batch:
+                for step in range(20):
+                    ago = 60 * (step + (40 if group == 9 else 1))
+                    series.record(when=now - ago, batch=batch, status=step % 3)
+        else:
+            bitmap = UniqueBitmap(f"b{index}")
+            with Batch(client) as batch:
+                for user in range(20):
+                    when = now - 400 * DAY if group == 9 else now - user * 3600
+                    bitmap.mark(user, when=when, batch=batch)
+
+
+def clean_once(kind: str) -> dict[str, Any]:
+    """One pass of the cleaner of ``kind``, timed, with what it did."""
+    from django_redis_metrics.cleanup import CLEANERS
+
+    cleaner = CLEANERS[kind]
+    now = time.time() + (EVENTS_LATER if kind == "events" else 0)
+    started = time.perf_counter()
+    report = cleaner(now=now, passes=0)
+    seconds = time.perf_counter() - started
+    return {
+        "seconds": seconds,
+        "checked": report.metrics_checked,
+        "items": report.items_removed,
+        "retired": len(report.metrics_removed),
+    }
+
+
+def timed_passes(kind: str) -> dict[str, Any]:
+    """Two passes (the first does the work, the second is the steady state), while a reader
+    thread times ``Counter.recent(60)`` on a counter of its own."""
+    from django_redis_metrics import Counter
+
+    probe = Counter("reader probe")
+    probe.incr()
+    stop = threading.Event()
+    latencies: list[float] = []
+
+    def read() -> None:
+        while not stop.is_set():
+            started = time.perf_counter()
+            probe.recent(60)
+            latencies.append(time.perf_counter() - started)
+            time.sleep(0.001)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        first = clean_once(kind)
+        second = clean_once(kind)
+    finally:
+        stop.set()
+        reader.join()
+    return {
+        "first": first,
+        "second": second,
+        "read_median_ms": statistics.median(latencies) * 1000 if latencies else 0.0,
+        "read_max_ms": max(latencies, default=0.0) * 1000,
+    }
+
+
+def sizes(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--counters", default="100,1000,10000", help="sizes, comma-separated")
+    parser.add_argument("--series", default="100,1000", help="event series sizes")
+    parser.add_argument("--bitmaps", default="100,1000", help="bitmap sizes")
+    parser.add_argument("--baseline", default=CLEANER_BASELINE, help="git ref of 'today'")
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--prefix", help=argparse.SUPPRESS)
+    parser.add_argument("--kind", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.worker:  # a baseline pass: the earlier package, the same server and data
+        use_tree(options.worker)
+        configure(options.url, options.prefix)
+        print(json.dumps(timed_passes(options.kind)))
+        return
+    server = start()
+    tree = None if options.no_baseline else baseline_tree(options.baseline)
+    plan = {"counter": options.counters, "events": options.series, "bitmap": options.bitmaps}
+    rows: list[tuple[str, int, dict[str, Any], dict[str, Any] | None]] = []
+    try:
+        for kind in KINDS:
+            for size in sizes(plan[kind]):
+                now = time.time()
+                for prefix in (f"ours-{kind}-{size}", f"base-{kind}-{size}"):
+                    configure(server.url, prefix)
+                    populate(kind, size, now)
+                configure(server.url, f"ours-{kind}-{size}")
+                ours = timed_passes(kind)
+                base = None
+                if tree is not None:
+                    base = run_worker(
+                        Path(__file__),
+                        tree,
+                        f"--url={server.url}",
+                        f"--prefix=base-{kind}-{size}",
+                        f"--kind={kind}",
+                    )
+                rows.append((kind, size, ours, base))
+                report(rows[-1])
+    finally:
+        server.cleanup()
+
+
+def report(row: tuple[str, int, dict[str, Any], dict[str, Any] | None]) -> None:
+    kind, size, ours, base = row
+    for label in ("first", "second"):
+        now = ours[label]["seconds"] * 1000 / size
+        then = base[label]["seconds"] * 1000 / size if base else float("nan")
+        did = ours[label]
+        print(
+            f"{kind:8} {size:6,} {label:6} pass: now {now:7.3f} ms/metric, "
+            f"{options_label(base)} {then:7.3f} ms/metric, ratio {now / then:6.3f} "
+            f"(checked {did['checked']}, removed {did['items']} entries, retired {did['retired']})"
+        )
+    print(
+        f"{'':15} reader Counter.recent(60) during the passes: now median "
+        f"{ours['read_median_ms']:.2f} ms max {ours['read_max_ms']:.1f} ms"
+        + (
+            f"; baseline median {base['read_median_ms']:.2f} ms max {base['read_max_ms']:.1f} ms"
+            if base
+            else ""
+        ),
+        flush=True,
+    )
+
+
+def options_label(base: dict[str, Any] | None) -> str:
+    return "baseline" if base else "no baseline"
+
+
+if __name__ == "__main__":
+    main()
