@@ -12,7 +12,7 @@ are 80 % busy (written over the last 30 minutes), 10 % stopped 10 minutes ago (t
 precisions have slices to trim) and 10 % last written 200 days ago (every slice falls out:
 retired). Event series (one hour retention, 20 events each) are cleaned 20 minutes after they
 were written: 10 % then hold only expired events. Bitmaps (20 users each, default periods) are
-90 % marked over the last day, 10 % 400 days ago.
+90 % marked over the last 20 hours, 10 % three days before (their hours fall out).
 The first pass does all that work; the second pass, over what is left, is the steady state of
 ``clean_metrics --loop``. Meanwhile a reader thread times ``Counter.recent(60)`` (what the
 admin list page reads per counter): its slowest read shows how long a pass holds Redis.
@@ -65,7 +65,7 @@ def populate(kind: str, size: int, now: float) -> None:
             bitmap = UniqueBitmap(f"b{index}")
             with Batch(client) as batch:
                 for user in range(20):
-                    when = now - 400 * DAY if group == 9 else now - user * 3600
+                    when = now - (3 * DAY if group == 9 else 0) - user * 3600
                     bitmap.mark(user, when=when, batch=batch)
 
 
