@@ -1,46 +1,41 @@
--- One counter's share of a cleaning pass, atomic: trim each due precision to the slices that
--- start after `now - samples * precision`, compact a hash that shrank, and retire the counter
--- (delete its meta hash, unlist it) when every precision hash is then empty.
--- KEYS[1]          the counter's meta hash (see counter_incr.lua)
--- KEYS[2..n+1]     one slice hash per precision the caller read in the meta hash
--- KEYS[n+2]        the catalogue, only when it can be written here (not on Redis Cluster)
--- ARGV[1]          counter name (catalogue member);  ARGV[2]  1 when the catalogue key is given
--- ARGV[3]          now (seconds);  ARGV[4]  how far writes may run ahead of the clock (seconds)
--- ARGV[5]          1 for a dry run: count what would go, write nothing
--- ARGV[6]          most fields of a compact hash (the server's hash-max-listpack-entries)
--- ARGV[7]          budget: most slice fields this call reads or deletes
--- ARGV[8..]        per precision, in KEYS order: precision, 1 if due this pass else 0
+-- A batch of counters' share of a cleaning pass, each counter atomically: trim each due
+-- precision to the slices that start after `now - samples * precision`, compact a hash that
+-- shrank, and retire the counter (delete its meta hash, unlist it) when every precision hash is
+-- then empty.
+-- KEYS[1..m]       the counters' meta hashes (see counter_incr.lua): one key on Redis Cluster
+-- KEYS[m+1]        the catalogue, only when it can be written here (not on Redis Cluster)
+-- ARGV[1]          1 when the catalogue key is given;  ARGV[2]  now (seconds)
+-- ARGV[3]          how far writes may run ahead of the clock (seconds)
+-- ARGV[4]          1 for a dry run: count what would go, write nothing
+-- ARGV[5]          most fields of a compact hash (the server's hash-max-listpack-entries)
+-- ARGV[6]          budget: most slice fields this call reads or deletes, all counters together
+-- ARGV[7]          the pass number: a precision p is due when it is a multiple of
+--                  max(p // 60, 1) (coarse precisions less often, as Redis in Action does)
+-- ARGV[8..m+7]     the counters' names (catalogue members), in KEYS order
+-- A counter's precision hashes are named by its meta hash (meta key minus 'meta', then the
+-- precision), so they are not in KEYS; they carry the counter's hash tag, so on Redis Cluster
+-- they are in KEYS[1]'s slot, on this node.
 -- What falls out is known arithmetically (lib/slices.lua: a hash's fields lie in
 -- (head - samples * p, head + ahead + p]): the starts in (max(head - samples * p, cleaned),
 -- cutoff], `cleaned` being meta 'c:<p>', how far an earlier pass already went. So a counter
 -- still written costs no field work, a stopped one only the slices that fell out since the
 -- last pass. A hash holding more fields than that window allows (left by a version without
--- write-time retention) or without a head is filtered field by field (HKEYS), if it fits the
--- budget. A precision that alone exceeds the budget is left to the caller (bounded HSCAN
--- batches); one that exceeds what is left of it, to another call.
--- Returns {state, {precision, removed, compacted (0/1), ...}, {precisions too big},
--- {precisions deferred}, kept}; state: 1 retired (dry run: would be), 0 not retired, -2 no
--- meta hash (nothing done); kept: 1 when a precision this call handled still holds data (or
--- was not due, or the meta hash names other precisions than KEYS), so the counter stays
--- whatever the precisions left to the caller hold.
+-- write-time retention) or without a head is filtered field by field (HKEYS). A precision
+-- whose work alone exceeds the budget is left to the caller (bounded HSCAN batches); once
+-- what is left of the budget is too little for the next precision, the call ends there: the
+-- caller sends that counter (whose work so far is kept, and reported) and the rest again (a
+-- dry run, which keeps nothing, leaves that precision to the caller instead).
+-- Returns {counters finished, then per counter worth reporting: index (1-based), state,
+-- {precision, removed, compacted (0/1), ...}, {precisions left to the caller}, kept}; state:
+-- 1 retired (dry run: would be), 0 not retired, -2 no meta hash (nothing done), -3 stopped
+-- short (budget spent: send it again); kept: 1 when a precision this call handled still holds
+-- data (or was not due), so the counter stays whatever the precisions left to the caller
+-- hold. A counter not worth reporting was kept, with nothing removed and nothing left.
 --#include lib/compact.lua
-local meta_list = redis.call('HGETALL', KEYS[1])
-if #meta_list == 0 then
-    return {-2, {}, {}, {}, 0}
-end
-local meta, stored = {}, 0
-for i = 1, #meta_list, 2 do
-    meta[meta_list[i]] = meta_list[i + 1]
-    if string.match(meta_list[i], '^%d+$') then
-        stored = stored + 1
-    end
-end
-local has_catalogue = tonumber(ARGV[2])
-local now, ahead, dry = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
-local entries, budget = tonumber(ARGV[6]), tonumber(ARGV[7])
-local count = (#ARGV - 7) / 2
-local kept = stored ~= count
-local done, too_big, deferred = {}, {}, {}
+local has_catalogue = tonumber(ARGV[1])
+local now, ahead, dry = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
+local entries, budget, passes = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local counters = #KEYS - has_catalogue
 local used = 0
 
 -- Fields of `key` starting at or before `cutoff`, read whole (HKEYS; non-numeric fields kept).
@@ -73,89 +68,133 @@ local function drop(key, fields)
     return removed
 end
 
-local marks = {}
-for i = 1, count do
-    local name, key = ARGV[6 + 2 * i], KEYS[i + 1]
-    local p, samples = tonumber(name), tonumber(meta[name])
-    local size = redis.call('HLEN', key)
-    if not samples or ARGV[7 + 2 * i] ~= '1' then
-        kept = true
-    elseif size > 0 then
-        local cutoff = now - samples * p
-        local head = tonumber(meta['h:' .. name])
-        local low, slots = nil, 0
-        if head then
-            low = math.max(head - samples * p, tonumber(meta['c:' .. name]) or -math.huge)
-            slots = math.floor((head + ahead + p - low) / p)
+-- Clean one counter; returns its report (see above), or nil when there is nothing to report.
+local function clean(meta_key, counter_name)
+    local meta_list = redis.call('HGETALL', meta_key)
+    if #meta_list == 0 then
+        return {-2, {}, {}, 0}
+    end
+    local prefix = string.sub(meta_key, 1, -5)
+    local meta, precisions = {}, {}
+    for i = 1, #meta_list, 2 do
+        meta[meta_list[i]] = meta_list[i + 1]
+        if string.match(meta_list[i], '^%d+$') then
+            precisions[#precisions + 1] = meta_list[i]
         end
-        local plan, cost = 'scan', size
-        local fall = low and math.floor((cutoff - low) / p) or 0
-        if low and size <= slots then
-            if fall <= 0 then
-                plan, cost = 'none', 0
-            elseif fall < size then
-                plan, cost = 'range', fall
-            end
-        end
-        if cost > budget then
-            too_big[#too_big + 1] = p
-        elseif cost > budget - used then
-            deferred[#deferred + 1] = p
-        elseif plan == 'none' then
+    end
+    local kept, spent, done, left_over, marks = false, false, {}, {}, {}
+    for _, name in ipairs(precisions) do
+        local key = prefix .. name
+        local p, samples = tonumber(name), tonumber(meta[name])
+        local size = redis.call('HLEN', key)
+        if passes % math.max(math.floor(p / 60), 1) ~= 0 then
             kept = true
-        else
-            used = used + cost
-            local fields
-            if plan == 'range' then
-                fields = {}
-                for start = low + p, cutoff, p do
-                    fields[#fields + 1] = string.format('%d', start)
-                end
-            else
-                fields = old_fields(key, cutoff)
+        elseif size > 0 then
+            local cutoff = now - samples * p
+            local head = tonumber(meta['h:' .. name])
+            local low, slots = nil, 0
+            if head then
+                low = math.max(head - samples * p, tonumber(meta['c:' .. name]) or -math.huge)
+                slots = math.floor((head + ahead + p - low) / p)
             end
-            local removed = drop(key, fields)
-            local left = size - removed
-            local compacted = 0
-            if not dry then
-                if fall > 0 then
-                    marks[#marks + 1] = 'c:' .. name
-                    marks[#marks + 1] = string.format('%d', low + fall * p)
-                end
-                if left == 0 then
-                    -- The next write must give the re-created hash its TTL.
-                    redis.call('HDEL', KEYS[1], 'e:' .. name)
-                elseif removed > 0 or not head then
-                    if redis.call('PTTL', key) == -1 then
-                        redis.call('PEXPIRE', key, 2 * (samples + 1) * p * 1000)
-                    end
-                    if removed > 0 and left <= entries and compact_hash(key, entries) then
-                        compacted = 1
-                        used = used + left
-                    end
+            local plan, cost = 'scan', size
+            local fall = low and math.floor((cutoff - low) / p) or 0
+            if low and size <= slots then
+                if fall <= 0 then
+                    plan, cost = 'none', 0
+                elseif fall < size then
+                    plan, cost = 'range', fall
                 end
             end
-            if removed > 0 then
-                done[#done + 1] = p
-                done[#done + 1] = removed
-                done[#done + 1] = compacted
-            end
-            if left > 0 then
+            if plan == 'none' then
                 kept = true
+            elseif cost > budget or (dry and cost > budget - used) then
+                left_over[#left_over + 1] = p
+            elseif cost > budget - used then
+                spent = true
+                break
+            else
+                used = used + cost
+                local fields
+                if plan == 'range' then
+                    fields = {}
+                    for start = low + p, cutoff, p do
+                        fields[#fields + 1] = string.format('%d', start)
+                    end
+                else
+                    fields = old_fields(key, cutoff)
+                end
+                local removed = drop(key, fields)
+                local left = size - removed
+                local compacted = 0
+                if not dry then
+                    if fall > 0 then
+                        marks[#marks + 1] = 'c:' .. name
+                        marks[#marks + 1] = string.format('%d', low + fall * p)
+                    end
+                    if left == 0 then
+                        -- The next write must give the re-created hash its TTL.
+                        redis.call('HDEL', meta_key, 'e:' .. name)
+                    elseif removed > 0 or not head then
+                        if redis.call('PTTL', key) == -1 then
+                            redis.call('PEXPIRE', key, 2 * (samples + 1) * p * 1000)
+                        end
+                        if removed > 0 and left <= entries and compact_hash(key, entries) then
+                            compacted = 1
+                            used = used + left
+                        end
+                    end
+                end
+                if removed > 0 then
+                    done[#done + 1] = p
+                    done[#done + 1] = removed
+                    done[#done + 1] = compacted
+                end
+                if left > 0 then
+                    kept = true
+                end
             end
         end
     end
+    if spent then
+        if not dry and #marks > 0 then
+            redis.call('HSET', meta_key, unpack(marks))
+        end
+        return {-3, done, {}, 1}
+    end
+    if not kept and #left_over == 0 then
+        if not dry then
+            redis.call('DEL', meta_key)
+            if has_catalogue == 1 then
+                redis.call('ZREM', KEYS[#KEYS], counter_name)
+            end
+        end
+        return {1, done, left_over, 0}
+    end
+    if not dry and #marks > 0 then
+        redis.call('HSET', meta_key, unpack(marks))
+    end
+    if #done == 0 and #left_over == 0 then
+        return nil
+    end
+    return {0, done, left_over, kept and 1 or 0}
 end
-if not kept and #too_big == 0 and #deferred == 0 then
-    if not dry then
-        redis.call('DEL', KEYS[1])
-        if has_catalogue == 1 then
-            redis.call('ZREM', KEYS[#KEYS], ARGV[1])
+
+local reply = {0}
+for i = 1, counters do
+    if used >= budget then
+        break
+    end
+    local report = clean(KEYS[i], ARGV[7 + i])
+    if report then
+        reply[#reply + 1] = i
+        for _, part in ipairs(report) do
+            reply[#reply + 1] = part
+        end
+        if report[1] == -3 then
+            break
         end
     end
-    return {1, done, too_big, deferred, 0}
+    reply[1] = i
 end
-if not dry and #marks > 0 then
-    redis.call('HSET', KEYS[1], unpack(marks))
-end
-return {0, done, too_big, deferred, kept and 1 or 0}
+return reply
