@@ -45,7 +45,7 @@ FIELD_BUDGET = 2000
 #: Most counters one ``counter_clean.lua`` call cleans on a single node (on Redis Cluster, one:
 #: the keys of a call share a slot). Each costs a read of its meta hash and an HLEN per
 #: precision, a few microseconds, when nothing fell out.
-CALL_COUNTERS = 100
+CALL_COUNTERS = 50
 
 
 @dataclass
