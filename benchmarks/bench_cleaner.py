@@ -14,8 +14,10 @@ retired). Event series (one hour retention, 20 events each) are cleaned 20 minut
 were written: 10 % then hold only expired events. Bitmaps (20 users each, default periods) are
 90 % marked over the last 20 hours, 10 % three days before (their hours fall out).
 The first pass does all that work; the second pass, over what is left, is the steady state of
-``clean_metrics --loop``. Meanwhile a reader thread times ``Counter.recent(60)`` (what the
-admin list page reads per counter): its slowest read shows how long a pass holds Redis.
+``clean_metrics --loop``. For each pass the server's own figures are printed too: its time per
+metric (``INFO commandstats``) and its slowest command (``SLOWLOG``: how long a pass may hold
+Redis). Meanwhile a reader thread in the cleaner's process times ``Counter.recent(60)`` (what
+the admin list page reads per counter); it shares the GIL and two cores with the pass.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ DAY = 86400
 HOUR = 3600
 #: Event series are cleaned this long after they were written: 10 % have fallen out.
 EVENTS_LATER = 1200
+#: Commands slower than this (µs) are counted, and the slowest reported (Redis's SLOWLOG).
+SLOW_US = 1000
 
 
 def populate(kind: str, size: int, now: float) -> None:
@@ -71,15 +75,26 @@ def populate(kind: str, size: int, now: float) -> None:
 
 def clean_once(kind: str) -> dict[str, Any]:
     """One pass of the cleaner of ``kind``, timed, with what it did."""
+    from django_redis_metrics import get_redis_connection
     from django_redis_metrics.cleanup import CLEANERS
 
+    client = get_redis_connection()
     cleaner = CLEANERS[kind]
     now = time.time() + (EVENTS_LATER if kind == "events" else 0)
+    client.config_set("slowlog-log-slower-than", SLOW_US)
+    client.config_set("slowlog-max-len", 100_000)
+    client.slowlog_reset()
+    client.config_resetstat()
     started = time.perf_counter()
     report = cleaner(now=now, passes=0)
     seconds = time.perf_counter() - started
+    stats = client.info("commandstats")
+    slow = [entry["duration"] for entry in client.slowlog_get(100_000)]
     return {
         "seconds": seconds,
+        "redis_us": sum(float(item["usec"]) for item in stats.values()),
+        "slowest_ms": max(slow, default=0) / 1000,
+        "slow": len(slow),
         "checked": report.metrics_checked,
         "items": report.items_removed,
         "retired": len(report.metrics_removed),
@@ -178,6 +193,16 @@ def report(row: tuple[str, int, dict[str, Any], dict[str, Any] | None]) -> None:
             f"{kind:8} {size:6,} {label:6} pass: now {now:7.3f} ms/metric, "
             f"{options_label(base)} {then:7.3f} ms/metric, ratio {now / then:6.3f} "
             f"(checked {did['checked']}, removed {did['items']} entries, retired {did['retired']})"
+        )
+        print(
+            f"{'':15} Redis time per metric: now {did['redis_us'] / size:6.1f} µs, "
+            f"slowest command {did['slowest_ms']:5.1f} ms, {did['slow']} over {SLOW_US} µs"
+            + (
+                f"; baseline {base[label]['redis_us'] / size:6.1f} µs, slowest "
+                f"{base[label]['slowest_ms']:5.1f} ms, {base[label]['slow']} over {SLOW_US} µs"
+                if base
+                else ""
+            )
         )
     print(
         f"{'':15} reader Counter.recent(60) during the passes: now median "

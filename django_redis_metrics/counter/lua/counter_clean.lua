@@ -19,8 +19,9 @@
 -- (head - samples * p, head + ahead + p]): the starts in (max(head - samples * p, cleaned),
 -- cutoff], `cleaned` being meta 'c:<p>', how far an earlier pass already went. So a counter
 -- still written costs no field work, a stopped one only the slices that fell out since the
--- last pass. A hash holding more fields than that window allows (left by a version without
--- write-time retention) or without a head is filtered field by field (HKEYS). A precision
+-- last pass; one whose every field fell out is deleted whole. A hash holding more fields than
+-- that window allows (left by a version without write-time retention) or without a head is
+-- filtered field by field (HKEYS). A precision
 -- whose work alone exceeds the budget is left to the caller (bounded HSCAN batches); once
 -- what is left of the budget is too little for the next precision, the call ends there: the
 -- caller sends that counter (whose work so far is kept, and reported) and the rest again (a
@@ -78,7 +79,7 @@ local function clean(meta_key, counter_name)
     local meta, precisions = {}, {}
     for i = 1, #meta_list, 2 do
         meta[meta_list[i]] = meta_list[i + 1]
-        if string.match(meta_list[i], '^%d+$') then
+        if tonumber(meta_list[i]) then  -- other fields: 'listed', 'x', '<letter>:<precision>'
             precisions[#precisions + 1] = meta_list[i]
         end
     end
@@ -102,6 +103,8 @@ local function clean(meta_key, counter_name)
             if low and size <= slots then
                 if fall <= 0 then
                     plan, cost = 'none', 0
+                elseif cutoff >= head + ahead + p then
+                    plan = 'all'  -- every field falls out: no need to read them
                 elseif fall < size then
                     plan, cost = 'range', fall
                 end
@@ -115,16 +118,21 @@ local function clean(meta_key, counter_name)
                 break
             else
                 used = used + cost
-                local fields
+                local fields = nil
                 if plan == 'range' then
                     fields = {}
                     for start = low + p, cutoff, p do
                         fields[#fields + 1] = string.format('%d', start)
                     end
-                else
+                elseif plan == 'scan' then
                     fields = old_fields(key, cutoff)
                 end
-                local removed = drop(key, fields)
+                local removed = size
+                if plan ~= 'all' then
+                    removed = drop(key, fields)
+                elseif not dry then
+                    redis.call('DEL', key)
+                end
                 local left = size - removed
                 local compacted = 0
                 if not dry then
