@@ -21,11 +21,12 @@ def clean_event_series(
     passes: int = 0,
     dry_run: bool = False,
     batch_size: int = EventSeries.PREEN_BATCH,
+    page: int = catalogue.PAGE,
 ) -> CleanupReport:
     """One pass over every event series: remove events older than each series' retention
     (hashes, index entries, cached windows), ``batch_size`` events per script call.
 
-    ``catalogue.PAGE`` series a round trip: one pipelined read of their retentions, then one
+    ``page`` series a round trip: one pipelined read of their retentions, then one
     pipelined ``events_preen.lua`` call each; a series with more to remove than one call's
     ``batch_size`` is finished by further calls of its own.
     """
@@ -33,7 +34,7 @@ def clean_event_series(
     timestamp = to_timestamp(now, "now")
     report = CleanupReport(KIND, dry_run=dry_run)
     default: list[float] = []
-    for names in catalogue.pages(client, KIND):
+    for names in catalogue.pages(client, KIND, page):
         pipe = client.pipeline(transaction=False)
         for name in names:
             pipe.hget(metric_key(KIND, name, "meta"), "retention")
