@@ -39,13 +39,13 @@ from .model import KIND as COUNTER_KIND
 from .model import precision_samples, script
 
 #: Most slice fields one ``counter_clean.lua`` call reads or deletes, all its counters together
-#: (a fraction of a millisecond of Redis time); a hash needing more is trimmed in bounded
-#: HSCAN batches.
-FIELD_BUDGET = 2000
+#: (about a millisecond of Redis time at most); a hash needing more is trimmed in bounded HSCAN
+#: batches.
+FIELD_BUDGET = 1000
 #: Most counters one ``counter_clean.lua`` call cleans on a single node (on Redis Cluster, one:
-#: the keys of a call share a slot). Each costs a read of its meta hash and an HLEN per
-#: precision, a few microseconds, when nothing fell out.
-CALL_COUNTERS = 50
+#: the keys of a call share a slot). A counter nothing fell out of costs the read of its meta
+#: hash, some tens of microseconds of Redis time in all.
+CALL_COUNTERS = 20
 
 
 @dataclass

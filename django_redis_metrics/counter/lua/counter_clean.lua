@@ -87,30 +87,61 @@ local function clean(meta_key, counter_name)
     for _, name in ipairs(precisions) do
         local key = prefix .. name
         local p, samples = tonumber(name), tonumber(meta[name])
-        local size = redis.call('HLEN', key)
         if passes % math.max(math.floor(p / 60), 1) ~= 0 then
             kept = true
-        elseif size > 0 then
+        else
             local cutoff = now - samples * p
             local head = tonumber(meta['h:' .. name])
-            local low, slots = nil, 0
+            local cleaned = tonumber(meta['c:' .. name])
+            local low, fall = nil, 0
             if head then
-                low = math.max(head - samples * p, tonumber(meta['c:' .. name]) or -math.huge)
-                slots = math.floor((head + ahead + p - low) / p)
+                low = math.max(head - samples * p, cleaned or -math.huge)
+                fall = math.floor((cutoff - low) / p)
             end
-            local plan, cost = 'scan', size
-            local fall = low and math.floor((cutoff - low) / p) or 0
-            if low and size <= slots then
+            -- size: HLEN, read only when needed; verified: the fields lie in (low, head +
+            -- ahead + p] (an earlier pass checked, or this one does now).
+            local plan, cost, size, verified = 'scan', 0, nil, false
+            if head and cleaned then
+                verified = true
                 if fall <= 0 then
-                    plan, cost = 'none', 0
+                    plan = 'none'
                 elseif cutoff >= head + ahead + p then
-                    plan = 'all'  -- every field falls out: no need to read them
-                elseif fall < size then
+                    plan = 'all'
+                elseif fall > budget then
+                    size = redis.call('HLEN', key)
+                    plan = fall < size and 'range' or 'scan'
+                else
                     plan, cost = 'range', fall
                 end
+            else
+                size = redis.call('HLEN', key)
+                if size == 0 then
+                    plan = 'empty'
+                elseif head and size <= math.floor((head + ahead + p - low) / p) then
+                    verified = true
+                    if fall <= 0 then
+                        plan = 'none'
+                    elseif cutoff >= head + ahead + p then
+                        plan = 'all'
+                    elseif fall < size then
+                        plan = 'range'
+                    end
+                end
+            end
+            if plan == 'all' or plan == 'scan' then
+                size = size or redis.call('HLEN', key)
+                cost = size
+            elseif plan == 'range' then
+                cost = fall
             end
             if plan == 'none' then
                 kept = true
+                if verified and not cleaned and not dry then
+                    marks[#marks + 1] = 'c:' .. name
+                    marks[#marks + 1] = string.format('%d', low)
+                end
+            elseif plan == 'empty' or size == 0 then
+                -- nothing stored: the hash expired or was emptied
             elseif cost > budget or (dry and cost > budget - used) then
                 left_over[#left_over + 1] = p
             elseif cost > budget - used then
@@ -118,36 +149,44 @@ local function clean(meta_key, counter_name)
                 break
             else
                 used = used + cost
-                local fields = nil
-                if plan == 'range' then
-                    fields = {}
+                local removed, left = size, 0
+                if plan == 'all' then
+                    if not dry then
+                        redis.call('DEL', key)
+                    end
+                elseif plan == 'range' then
+                    local fields = {}
                     for start = low + p, cutoff, p do
                         fields[#fields + 1] = string.format('%d', start)
                     end
-                elseif plan == 'scan' then
-                    fields = old_fields(key, cutoff)
-                end
-                local removed = size
-                if plan ~= 'all' then
                     removed = drop(key, fields)
-                elseif not dry then
-                    redis.call('DEL', key)
+                    if size then
+                        left = size - removed
+                    elseif removed > 0 then
+                        left = redis.call('HLEN', key) - (dry and removed or 0)
+                    else
+                        left = nil  -- unknown, and no need to know: the counter is kept
+                    end
+                else
+                    removed = drop(key, old_fields(key, cutoff))
+                    left = size - removed
                 end
-                local left = size - removed
                 local compacted = 0
                 if not dry then
-                    if fall > 0 then
+                    if fall > 0 and left ~= 0 then
                         marks[#marks + 1] = 'c:' .. name
                         marks[#marks + 1] = string.format('%d', low + fall * p)
                     end
                     if left == 0 then
-                        -- The next write must give the re-created hash its TTL.
-                        redis.call('HDEL', meta_key, 'e:' .. name)
+                        -- The next write must give the re-created hash its TTL, and the next
+                        -- pass must see it empty (HLEN), not trust the window.
+                        redis.call('HDEL', meta_key, 'e:' .. name, 'c:' .. name)
                     elseif removed > 0 or not head then
                         if redis.call('PTTL', key) == -1 then
                             redis.call('PEXPIRE', key, 2 * (samples + 1) * p * 1000)
                         end
-                        if removed > 0 and left <= entries and compact_hash(key, entries) then
+                        if removed > 0 and left and left <= entries
+                            and compact_hash(key, entries) then
                             compacted = 1
                             used = used + left
                         end
@@ -158,7 +197,7 @@ local function clean(meta_key, counter_name)
                     done[#done + 1] = removed
                     done[#done + 1] = compacted
                 end
-                if left > 0 then
+                if left ~= 0 then
                     kept = true
                 end
             end
