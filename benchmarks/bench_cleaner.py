@@ -11,8 +11,9 @@ process, the other by the baseline in a subprocess. Counters (default precisions
 are 80 % busy (written over the last 30 minutes), 10 % stopped 10 minutes ago (their fine
 precisions have slices to trim) and 10 % last written 200 days ago (every slice falls out:
 retired). Event series (one hour retention, 20 events each) are cleaned 20 minutes after they
-were written: 10 % then hold only expired events. Bitmaps (20 users each, default periods) are
-90 % marked over the last 20 hours, 10 % three days before (their hours fall out).
+were written: 10 % then hold only expired events. Bitmaps (20 users each; hour, day, week and
+month periods) are cleaned 12 hours after they were marked: 90 % were marked over the last 20
+hours, 10 % from 40 hours before (their hours fall out: the default retention keeps 48).
 The first pass does all that work; the second pass, over what is left, is the steady state of
 ``clean_metrics --loop``. For each pass the server's own figures are printed too: its time per
 metric (``INFO commandstats``) and its slowest command (``SLOWLOG``: how long a pass may hold
@@ -37,8 +38,9 @@ CLEANER_BASELINE = "7bbe9c4"
 KINDS = ("counter", "events", "bitmap")
 DAY = 86400
 HOUR = 3600
-#: Event series are cleaned this long after they were written: 10 % have fallen out.
-EVENTS_LATER = 1200
+#: Seconds after the writes that a kind is cleaned at: 10 % of the event series then hold only
+#: expired events, 10 % of the bitmaps only expired hours.
+LATER = {"events": 1200, "bitmap": 12 * HOUR}
 #: Commands slower than this (µs) are counted, and the slowest reported (Redis's SLOWLOG).
 SLOW_US = 1000
 
@@ -66,10 +68,10 @@ def populate(kind: str, size: int, now: float) -> None:
                     ago = 60 * (step + (40 if group == 9 else 1))
                     series.record(when=now - ago, batch=batch, status=step % 3)
         else:
-            bitmap = UniqueBitmap(f"b{index}")
+            bitmap = UniqueBitmap(f"b{index}", periods=("hour", "day", "week", "month"))
             with Batch(client) as batch:
                 for user in range(20):
-                    when = now - (3 * DAY if group == 9 else 0) - user * 3600
+                    when = now - (40 * HOUR if group == 9 else 0) - user * HOUR
                     bitmap.mark(user, when=when, batch=batch)
 
 
@@ -77,19 +79,22 @@ def clean_once(kind: str) -> dict[str, Any]:
     """One pass of the cleaner of ``kind``, timed, with what it did."""
     from django_redis_metrics import get_redis_connection
     from django_redis_metrics.cleanup import CLEANERS
+    from django_redis_metrics.core.connection import is_cluster
 
     client = get_redis_connection()
     cleaner = CLEANERS[kind]
-    now = time.time() + (EVENTS_LATER if kind == "events" else 0)
-    client.config_set("slowlog-log-slower-than", SLOW_US)
-    client.config_set("slowlog-max-len", 100_000)
-    client.slowlog_reset()
-    client.config_resetstat()
+    now = time.time() + LATER.get(kind, 0)
+    single = not is_cluster(client)  # the server's figures: on a single node only
+    if single:
+        client.config_set("slowlog-log-slower-than", SLOW_US)
+        client.config_set("slowlog-max-len", 100_000)
+        client.slowlog_reset()
+        client.config_resetstat()
     started = time.perf_counter()
     report = cleaner(now=now, passes=0)
     seconds = time.perf_counter() - started
-    stats = client.info("commandstats")
-    slow = [entry["duration"] for entry in client.slowlog_get(100_000)]
+    stats = client.info("commandstats") if single else {}
+    slow = [entry["duration"] for entry in client.slowlog_get(100_000)] if single else []
     return {
         "seconds": seconds,
         "redis_us": sum(float(item["usec"]) for item in stats.values()),
@@ -134,6 +139,15 @@ def timed_passes(kind: str) -> dict[str, Any]:
     }
 
 
+def start_cluster() -> Any:
+    """A private 3-master Redis Cluster, with Django configured to use it."""
+    from django_redis_metrics.testing import RedisClusterServers
+
+    cluster = RedisClusterServers(masters=3).start()
+    configure(cluster.url, "bench", CLUSTER=True)
+    return cluster
+
+
 def sizes(text: str) -> list[int]:
     return [int(part) for part in text.split(",") if part.strip()]
 
@@ -145,6 +159,9 @@ def main() -> None:
     parser.add_argument("--bitmaps", default="100,1000", help="bitmap sizes")
     parser.add_argument("--baseline", default=CLEANER_BASELINE, help="git ref of 'today'")
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument(
+        "--cluster", action="store_true", help="on a private 3-master Redis Cluster instead"
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--prefix", help=argparse.SUPPRESS)
@@ -152,10 +169,10 @@ def main() -> None:
     options = parser.parse_args()
     if options.worker:  # a baseline pass: the earlier package, the same server and data
         use_tree(options.worker)
-        configure(options.url, options.prefix)
+        configure(options.url, options.prefix, CLUSTER=options.cluster)
         print(json.dumps(timed_passes(options.kind)))
         return
-    server = start()
+    server = start_cluster() if options.cluster else start()
     tree = None if options.no_baseline else baseline_tree(options.baseline)
     plan = {"counter": options.counters, "events": options.series, "bitmap": options.bitmaps}
     rows: list[tuple[str, int, dict[str, Any], dict[str, Any] | None]] = []
@@ -164,9 +181,9 @@ def main() -> None:
             for size in sizes(plan[kind]):
                 now = time.time()
                 for prefix in (f"ours-{kind}-{size}", f"base-{kind}-{size}"):
-                    configure(server.url, prefix)
+                    configure(server.url, prefix, CLUSTER=options.cluster)
                     populate(kind, size, now)
-                configure(server.url, f"ours-{kind}-{size}")
+                configure(server.url, f"ours-{kind}-{size}", CLUSTER=options.cluster)
                 ours = timed_passes(kind)
                 base = None
                 if tree is not None:
@@ -176,11 +193,15 @@ def main() -> None:
                         f"--url={server.url}",
                         f"--prefix=base-{kind}-{size}",
                         f"--kind={kind}",
+                        *(["--cluster"] if options.cluster else []),
                     )
                 rows.append((kind, size, ours, base))
                 report(rows[-1])
     finally:
-        server.cleanup()
+        if options.cluster:
+            server.stop()
+        else:
+            server.cleanup()
 
 
 def report(row: tuple[str, int, dict[str, Any], dict[str, Any] | None]) -> None:
@@ -194,6 +215,8 @@ def report(row: tuple[str, int, dict[str, Any], dict[str, Any] | None]) -> None:
             f"{options_label(base)} {then:7.3f} ms/metric, ratio {now / then:6.3f} "
             f"(checked {did['checked']}, removed {did['items']} entries, retired {did['retired']})"
         )
+        if not did["redis_us"]:
+            continue
         print(
             f"{'':15} Redis time per metric: now {did['redis_us'] / size:6.1f} µs, "
             f"slowest command {did['slowest_ms']:5.1f} ms, {did['slow']} over {SLOW_US} µs"
