@@ -3,22 +3,22 @@
 Writes keep every counter within its samples (see ``counter_incr.lua``); the cleaner is for
 counters nobody writes any more (it trims them before their TTL would, and forgets them once
 empty) and for hashes that grew before (it compacts them). A pass walks the counter catalogue
-``batch_size`` names at a time; per page, one pipelined round trip reads the counters' meta
-fields and one sends a ``counter_clean.lua`` call per counter, which does all of that
-counter's work atomically on the server: what fell out of each due precision is known
-arithmetically from the head the writes keep (no scan), a hash that shrank is rewritten into
-Redis's compact encoding, and a counter whose every precision hash is empty is retired (its
-meta hash deleted, and on a single node its catalogue entry removed) in the same step. A
-writer racing the cleaner either runs before it (a hash is not empty, nothing is retired) or
-after it (the counter is re-created and re-listed): no increment is ever lost and no counter
-with data is ever unlisted. On Redis Cluster the catalogue is in another slot: retired
-counters are unlisted afterwards, a page at a time, by the remove-then-recheck protocol
-(``catalogue.unregister_many``).
+``batch_size`` names at a time and sends each page as one pipeline of ``counter_clean.lua``
+calls, ``CALL_COUNTERS`` counters a call on a single node (one on Redis Cluster, where a call's
+keys share a slot). The script does each counter's work atomically on the server: what fell
+out of each due precision is known arithmetically from the head the writes keep and from how
+far the last pass went (no scan), a hash that shrank is rewritten into Redis's compact
+encoding, and a counter whose every precision hash is empty is retired (its meta hash
+deleted, and on a single node its catalogue entry removed) in the same step. A writer racing
+the cleaner either runs before it (a hash is not empty, nothing is retired) or after it (the
+counter is re-created and re-listed): no increment is ever lost and no counter with data is
+ever unlisted. On Redis Cluster the catalogue is in another slot: the counters a page retired
+are unlisted afterwards by the remove-then-recheck protocol (``catalogue.unregister_many``).
 
 Each script call reads or deletes at most ``field_budget`` slice fields (plus the rewrite of a
-compact-sized hash). A precision needing more (a hash grown by a version without write-time
-retention) is trimmed here with HSCAN and HDEL in ``batch_size`` steps, as is work left over
-once a call's budget is spent.
+compact-sized hash); a call whose budget runs out ends after the counter it is on, and the
+rest is sent again. A precision needing more than a whole budget (a hash grown by a version
+without write-time retention) is trimmed here with HSCAN and HDEL in ``batch_size`` steps.
 """
 
 from __future__ import annotations
@@ -79,15 +79,18 @@ def clean_counters(
     ``batch_size`` counters per pipelined round trip (and fields per HSCAN/HDEL step of the
     rare hash too big for one script call); ``field_budget`` bounds one script call's work.
     """
+    timestamp = to_timestamp(now, "now")
+    batch_size = positive_int(batch_size, "batch_size")
+    budget = positive_int(field_budget, "field_budget")
     client = client or get_redis_connection()
     state = _Pass(
         client=client,
-        timestamp=to_timestamp(now, "now"),
+        timestamp=timestamp,
         passes=passes,
         dry_run=dry_run,
         batch_size=batch_size,
         entries=LISTPACK_ENTRIES if dry_run else listpack_entries(client),
-        budget=positive_int(field_budget, "field_budget"),
+        budget=budget,
         inline=catalogue.inline_catalogue(client),
         report=CleanupReport(COUNTER_KIND, dry_run=dry_run),
     )

@@ -162,3 +162,19 @@ def test_a_counter_written_between_passes_is_never_retired(backend):
     for name in names[::2]:
         assert counter(name).series(60) == [(T, 3)]
         assert backend.client.pttl(counter(name).key(1)) > 0
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"field_budget": 0}, ValueError),
+        ({"batch_size": -1}, ValueError),
+        ({"now": "x"}, TypeError),
+    ],
+)
+def test_bad_options_are_refused_before_anything_is_cleaned(backend, options, error):
+    counter("old").incr(when=T - 5000)
+    before = {key: backend.client.dump(key) for key in backend.keys()}
+    with pytest.raises(error):
+        clean_counters(**options)
+    assert {key: backend.client.dump(key) for key in backend.keys()} == before
