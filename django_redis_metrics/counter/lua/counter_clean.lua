@@ -19,9 +19,10 @@
 -- (head - samples * p, head + ahead + p]): the starts in (max(head - samples * p, cleaned),
 -- cutoff], `cleaned` being meta 'c:<p>', how far an earlier pass already went. So a counter
 -- still written costs no field work, a stopped one only the slices that fell out since the
--- last pass; one whose every field fell out is deleted whole. A hash holding more fields than
--- that window allows (left by a version without write-time retention) or without a head is
--- filtered field by field (HKEYS). A precision
+-- last pass; one whose every field fell out is deleted whole. A hash no pass has checked yet
+-- (new, re-created, or left by a version without write-time retention) is read whole once
+-- (HKEYS) and filtered field by field; if it is bigger than the budget, only its size is
+-- checked against the window. A precision
 -- whose work alone exceeds the budget is left to the caller (bounded HSCAN batches); once
 -- what is left of the budget is too little for the next precision, the call ends there: the
 -- caller sends that counter (whose work so far is kept, and reported) and the rest again (a
@@ -39,16 +40,19 @@ local entries, budget, passes = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(A
 local counters = #KEYS - has_catalogue
 local used = 0
 
--- Fields of `key` starting at or before `cutoff`, read whole (HKEYS; non-numeric fields kept).
+-- Fields of `key` starting at or before `cutoff`, read whole (HKEYS; non-numeric fields
+-- kept), and the lowest start of the others (nil if none).
 local function old_fields(key, cutoff)
-    local old = {}
+    local old, lowest = {}, nil
     for _, field in ipairs(redis.call('HKEYS', key)) do
         local start = tonumber(string.match(field, '^-?%d+$'))
         if start and start <= cutoff then
             old[#old + 1] = field
+        elseif start and (not lowest or start < lowest) then
+            lowest = start
         end
     end
-    return old
+    return old, lowest
 end
 
 -- How many of `fields` exist (dry run) or were deleted.
@@ -114,9 +118,13 @@ local function clean(meta_key, counter_name)
                     plan, cost = 'range', fall
                 end
             else
+                -- Not checked yet (new, re-created, or left by an earlier version): read it
+                -- whole once if it fits the budget; else trust its size against the window.
                 size = redis.call('HLEN', key)
                 if size == 0 then
                     plan = 'empty'
+                elseif size <= budget then
+                    plan = 'scan'
                 elseif head and size <= math.floor((head + ahead + p - low) / p) then
                     verified = true
                     if fall <= 0 then
@@ -168,8 +176,14 @@ local function clean(meta_key, counter_name)
                         left = nil  -- unknown, and no need to know: the counter is kept
                     end
                 else
-                    removed = drop(key, old_fields(key, cutoff))
+                    local old, lowest = old_fields(key, cutoff)
+                    removed = drop(key, old)
                     left = size - removed
+                    if head and fall <= 0 and left > 0 and not (lowest and lowest <= low) then
+                        verified = true  -- nothing at or below `low` is left
+                        marks[#marks + 1] = 'c:' .. name
+                        marks[#marks + 1] = string.format('%d', low)
+                    end
                 end
                 local compacted = 0
                 if not dry then
