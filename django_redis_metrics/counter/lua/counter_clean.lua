@@ -25,8 +25,9 @@
 -- checked against the window. A precision
 -- whose work alone exceeds the budget is left to the caller (bounded HSCAN batches); once
 -- what is left of the budget is too little for the next precision, the call ends there: the
--- caller sends that counter (whose work so far is kept, and reported) and the rest again (a
--- dry run, which keeps nothing, leaves that precision to the caller instead).
+-- caller sends that counter (whose work so far is kept, and reported) and the rest again. The
+-- first counter of a call, and any in a dry run (which keeps nothing), leaves that precision
+-- to the caller instead, so every call finishes at least one counter.
 -- Returns {counters finished, then per counter worth reporting: index (1-based), state,
 -- {precision, removed, compacted (0/1), ...}, {precisions left to the caller}, kept}; state:
 -- 1 retired (dry run: would be), 0 not retired, -2 no meta hash (nothing done), -3 stopped
@@ -74,7 +75,7 @@ local function drop(key, fields)
 end
 
 -- Clean one counter; returns its report (see above), or nil when there is nothing to report.
-local function clean(meta_key, counter_name)
+local function clean(meta_key, counter_name, first)
     local meta_list = redis.call('HGETALL', meta_key)
     if #meta_list == 0 then
         return {-2, {}, {}, 0}
@@ -150,7 +151,7 @@ local function clean(meta_key, counter_name)
                 end
             elseif plan == 'empty' or size == 0 then
                 -- nothing stored: the hash expired or was emptied
-            elseif cost > budget or (dry and cost > budget - used) then
+            elseif cost > budget or ((dry or first) and cost > budget - used) then
                 left_over[#left_over + 1] = p
             elseif cost > budget - used then
                 spent = true
@@ -246,7 +247,7 @@ for i = 1, counters do
     if used >= budget then
         break
     end
-    local report = clean(KEYS[i], ARGV[7 + i])
+    local report = clean(KEYS[i], ARGV[7 + i], i == 1)
     if report then
         reply[#reply + 1] = i
         for _, part in ipairs(report) do
