@@ -22,12 +22,13 @@
 -- last pass; one whose every field fell out is deleted whole. A hash no pass has checked yet
 -- (new, re-created, or left by a version without write-time retention) is read whole once
 -- (HKEYS) and filtered field by field; if it is bigger than the budget, only its size is
--- checked against the window. A precision
--- whose work alone exceeds the budget is left to the caller (bounded HSCAN batches); once
--- what is left of the budget is too little for the next precision, the call ends there: the
--- caller sends that counter (whose work so far is kept, and reported) and the rest again. The
--- first counter of a call, and any in a dry run (which keeps nothing), leaves that precision
--- to the caller instead, so every call finishes at least one counter.
+-- checked against the window. A precision whose work alone exceeds the budget is left to the
+-- caller (bounded HSCAN batches); once what is left of the budget is too little for the next
+-- precision, the call ends there: the caller sends that counter (whose work so far is kept,
+-- and reported) and the rest again. The first counter of a call, and any in a dry run (which
+-- keeps nothing), leaves that precision to the caller instead, so every call finishes at
+-- least one counter. Work per call: at most `budget` slice fields, plus one compaction of at
+-- most `entries` fields per precision trimmed, plus a meta hash read per counter.
 -- Returns {counters finished, then per counter worth reporting: index (1-based), state,
 -- {precision, removed, compacted (0/1), ...}, {precisions left to the caller}, kept}; state:
 -- 1 retired (dry run: would be), 0 not retired, -2 no meta hash (nothing done), -3 stopped
