@@ -3,14 +3,15 @@
 The data model of Redis in Action 5.2.1: for every precision a hash maps the start of each
 epoch-aligned time slice to its count. Each write keeps every precision within its samples
 (``counter_incr.lua``; no cleaner needed). A per-counter meta hash remembers each precision's
-number of samples and retention state (so the cleaner needs no Python configuration), and a
+number of samples and retention state (so the cleaner needs no Python configuration) and the
+counter's lifetime total (never trimmed: what a Prometheus counter exposes), and a
 catalogue lists the counters.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -30,6 +31,8 @@ script = ScriptLibrary(__name__.rpartition(".")[0])
 KIND = "counter"
 #: Largest absolute count accepted in one increment; keeps totals far from int64 overflow.
 MAX_COUNT = 2**53
+#: The meta hash field holding a counter's lifetime total (``counter_incr.lua``).
+LIFETIME_FIELD = "t"
 
 
 @lru_cache(maxsize=32)
@@ -136,7 +139,7 @@ class Counter(Metric):
             return
         slices = {p: {int(timestamp // p) * p: count} for p in self.precisions}
         client = get_redis_connection()
-        call = self._incr_call(slices, client)
+        call = self._incr_call(slices, client, count)
         if batch is not None:
             batch.add(call)
         else:
@@ -163,18 +166,27 @@ class Counter(Metric):
                         f"The increments of slice {start} add up to {total}, beyond ±2**53."
                     )
         client = get_redis_connection()
-        chunks = _chunks(totals, self.MAX_PAIRS_PER_CALL)
-        calls = [self._incr_call(chunk, client) for chunk in chunks]
+        finest = min(totals)
+        # Each increment lands in exactly one slice of the finest precision: a chunk adds the
+        # slices of that precision it carries to the lifetime total, so the chunks add every
+        # increment once between them.
+        calls = [
+            self._incr_call(chunk, client, sum(chunk.get(finest, {}).values()))
+            for chunk in _chunks(totals, self.MAX_PAIRS_PER_CALL)
+        ]
         if calls:
             run_calls(client, calls)
         return len(calls)
 
-    def _incr_call(self, slices: dict[int, dict[int, int]], client: RedisClient) -> ScriptCall:
-        """One script call adding ``slices`` (precision -> slice start -> count)."""
+    def _incr_call(
+        self, slices: dict[int, dict[int, int]], client: RedisClient, total: int
+    ) -> ScriptCall:
+        """One script call adding ``slices`` (precision -> slice start -> count), and ``total``
+        to the lifetime total."""
         inline = catalogue.inline_catalogue(client)
         base = metric_key(KIND, self.name)  # settings are read once per write, not per key
         keys: list[str] = [f"{base}:meta", *(f"{base}:{p}" for p in slices)]
-        args: list[str | int] = [self.name, self.samples, int(inline), MAX_AHEAD]
+        args: list[str | int] = [self.name, self.samples, int(inline), MAX_AHEAD, total]
         for precision, counts in slices.items():
             args += [precision, len(counts)]
             for start, count in counts.items():
@@ -218,6 +230,23 @@ class Counter(Metric):
             (s, int(to_str(v)) if v is not None else 0) for s, v in zip(starts, values, strict=True)
         ]
 
+    def lifetime_total(self) -> int:
+        """The net sum of every count added since the counter was created (0 if none): kept
+        apart from the slices, never trimmed, so it only ever changes by what is added (a
+        Prometheus counter's value). It goes when the counter goes: ``delete()``, or no write
+        for its longest retention (TTL, or a cleaner retiring the emptied counter)."""
+        commands, parse = self.lifetime_total_reads()
+        ((command, args),) = commands
+        return parse([getattr(get_redis_connection(), command)(*args)])
+
+    def lifetime_total_reads(
+        self,
+    ) -> tuple[list[tuple[str, tuple[Any, ...]]], Callable[[Sequence[Any]], int]]:
+        """``lifetime_total()`` for a shared pipeline: ``(commands, parse)``, ``commands`` a
+        list of ``(redis-py method name, args)`` to queue, ``parse(replies)`` their replies (in
+        order) turned into the total."""
+        return [("hget", (self.meta_key, LIFETIME_FIELD))], _parse_total
+
     def total(self, precision: int | None = None) -> int:
         """The sum of the stored samples of ``precision`` (default: the coarsest)."""
         precision = max(self.precisions) if precision is None else precision
@@ -233,6 +262,11 @@ def precision_samples(meta: Mapping[Any, Any]) -> dict[int, int]:
     return {
         int(to_str(key)): int(to_str(value)) for key, value in meta.items() if to_str(key).isdigit()
     }
+
+
+def _parse_total(replies: Sequence[Any]) -> int:
+    (value,) = replies
+    return 0 if value is None else int(to_str(value))
 
 
 def _chunks(totals: dict[int, dict[int, int]], size: int) -> Iterable[dict[int, dict[int, int]]]:
