@@ -148,3 +148,15 @@ def test_a_write_within_the_allowed_clock_skew_counts(backend):
     counter.incr(2)
     counter.incr(3, when=time.time() + MAX_AHEAD - 5)
     assert counter.lifetime_total() == 5
+
+
+def test_a_refused_write_of_zero_is_undone_too(backend):
+    """Undoing a count of 0 adds "0", not "-0" (which Redis refuses, leaving the write half
+    done and a raw error)."""
+    counter = Counter("zero", precisions=[1, 86400])
+    counter.incr(when=T0)
+    backend.client.hset(counter.key(86400), T0 // 86400 * 86400, 2**63 - 10)
+    before = dumps(backend)
+    with pytest.raises(MetricsRefused, match="would overflow"):
+        counter.incr_many([(T0 + 1, 0), (T0 + 2, 20)])
+    assert dumps(backend) == before
