@@ -235,9 +235,7 @@ class Counter(Metric):
         apart from the slices, never trimmed, so it only ever changes by what is added (a
         Prometheus counter's value). It goes when the counter goes: ``delete()``, or no write
         for its longest retention (TTL, or a cleaner retiring the emptied counter)."""
-        commands, parse = self.lifetime_total_reads()
-        ((command, args),) = commands
-        return parse([getattr(get_redis_connection(), command)(*args)])
+        return _parse_total([get_redis_connection().hget(self.meta_key, LIFETIME_FIELD)])
 
     def lifetime_total_reads(
         self,
