@@ -22,8 +22,8 @@
 -- fields (plus the few a clock up to ARGV[4] s ahead may add), and a counter nobody writes any
 -- more disappears by itself, lifetime total included.
 -- Cost (Redis time per call, see docs/benchmarks.md): the slices are written first; then the
--- meta hash is read once (HEXISTS; one HMGET when a slice is new) and written once (HINCRBY of
--- the total; one HSET when a slice is new). Numbers are parsed with `+ 0` rather than
+-- meta hash is written once (HINCRBY of the total, plus HEXISTS of the listing on a cluster),
+-- or, when a slice is new, read once (HMGET) and written once (HSET, the total included). Numbers are parsed with `+ 0` rather than
 -- tonumber(), which parses twice.
 -- Returns 1 while the counter is not known to be listed in the catalogue (the caller must
 -- register it, then set 'listed'), else 0. All or nothing: if an increment fails (it would
@@ -112,6 +112,20 @@ for i = 2, last do
     end
 end
 
+if not fresh then
+    local err = failed(redis.pcall('HINCRBY', KEYS[1], 't', ARGV[5]), false, 'lifetime total')
+    if err then
+        return err
+    end
+    if has_catalogue then
+        -- Here the write that opened a slice listed the counter in the same script: an
+        -- increment of an existing slice needs no check (were the listing lost some other way,
+        -- the next slice opened lists the counter again).
+        return 0
+    end
+    return redis.call('HEXISTS', KEYS[1], 'listed') == 1 and 0 or 1
+end
+
 -- Lists the counter when the catalogue is here (undoing this call's writes if the catalogue
 -- refuses); returns the error reply or nil, and whether the caller must list the counter.
 local function listing(listed, total)
@@ -122,24 +136,6 @@ local function listing(listed, total)
         return nil, 1
     end
     return failed(redis.pcall('ZADD', KEYS[#KEYS], 0, ARGV[1]), total, 'catalogue'), 0
-end
-
-if not fresh then
-    local listed = redis.pcall('HEXISTS', KEYS[1], 'listed')
-    local err = failed(listed, false, 'meta')
-        or failed(redis.pcall('HINCRBY', KEYS[1], 't', ARGV[5]), false, 'lifetime total')
-    if err then
-        return err
-    end
-    local reply
-    err, reply = listing(listed == 1, true)
-    if err then
-        return err
-    end
-    if listed ~= 1 and has_catalogue then
-        redis.call('HSET', KEYS[1], 'listed', 1)
-    end
-    return reply
 end
 
 --#include lib/clock.lua
