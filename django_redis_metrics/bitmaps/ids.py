@@ -7,8 +7,10 @@ recorded by the first mark and checked by every later one.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -53,7 +55,7 @@ class _IdCache:
     def __init__(self, size: int = ID_CACHE_SIZE) -> None:
         self.size = size
         self._data: OrderedDict[tuple[str, str, str], int] = OrderedDict()
-        self._int_scopes: set[tuple[str, str]] = set()
+        self._kinds: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
 
     @staticmethod
@@ -70,24 +72,45 @@ class _IdCache:
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
 
+    def holds(self, client: RedisClient, kind: str) -> bool:
+        """Whether this server's PREFIX is known to hold ids of ``kind`` ("int", "mapped"):
+        a mark of this process saw it recorded, so later marks need not check it."""
+        return self._kinds.get(self._scope(client)) == kind
+
+    def set_holds(self, client: RedisClient, kind: str) -> None:
+        with self._lock:
+            self._kinds[self._scope(client)] = kind
+
     def holds_ints(self, client: RedisClient) -> bool:
         """Whether this server's PREFIX is known to hold integer ids (checked on the cluster)."""
-        with self._lock:
-            return self._scope(client) in self._int_scopes
+        return self.holds(client, "int")
 
     def set_holds_ints(self, client: RedisClient) -> None:
-        with self._lock:
-            self._int_scopes.add(self._scope(client))
+        self.set_holds(client, "int")
 
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
-            self._int_scopes.clear()
+            self._kinds.clear()
+
+
+#: Each client's server identity, computed once per client.
+_identities: weakref.WeakKeyDictionary[RedisClient, str] = weakref.WeakKeyDictionary()
 
 
 def server_identity(client: RedisClient) -> str:
     """The server a client talks to (host, port, db or socket; a cluster's seed nodes), not the
     setting that named it: a ``CACHES`` alias whose ``LOCATION`` changes is another server."""
+    try:
+        return _identities[client]
+    except (KeyError, TypeError):
+        identity = _identity(client)
+    with contextlib.suppress(TypeError):  # a client that takes no weak reference
+        _identities[client] = identity
+    return identity
+
+
+def _identity(client: RedisClient) -> str:
     if is_cluster(client):
         nodes = client.nodes_manager.startup_nodes  # type: ignore[union-attr]
         return "cluster:" + ",".join(sorted(nodes))

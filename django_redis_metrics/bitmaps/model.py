@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date, tzinfo
+from datetime import date
 from typing import Any, ClassVar
 
 from ..conf import conf
@@ -21,7 +21,7 @@ from ..core import catalogue, deferral
 from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, run_calls
 from ..core.connection import RedisClient, get_redis_connection
-from ..core.keys import catalogue_key, metric_key, temp_key, to_str, validate_name
+from ..core.keys import metric_key, temp_key, to_str, validate_name
 from ..core.periods import (
     PERIOD_NAMES,
     Day,
@@ -32,38 +32,22 @@ from ..core.periods import (
     get_zone,
     period_class,
 )
-from ..core.retention import MAX_AHEAD
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
+from . import marking
 from .ids import (
     check_int_kind,
     id_cache,
-    id_kind,
-    id_kind_key,
-    id_map_keys,
     mixed_ids_error,
     normalize_id,
     read_bits,
     resolve_ids,
+    server_identity,
 )
 from .query import KIND, MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
-from .retention import period_bounds, retention
+from .retention import retention
 
 DEFAULT_PERIODS = ("day", "week", "month")
-
-
-#: The period each kind last resolved to, per zone: marks arrive in time order, so most reuse it.
-_last_periods: dict[tuple[str, tzinfo], Period] = {}
-
-
-def _containing(name: str, timestamp: float, zone: tzinfo) -> Period:
-    """``period_class(name).containing(timestamp, zone)``, reusing the last answer while
-    ``timestamp`` still falls inside it (exact: a period knows its own bounds)."""
-    last = _last_periods.get((name, zone))
-    if last is not None and last.start_ts <= timestamp < last.end_ts:
-        return last
-    period = _last_periods[(name, zone)] = period_class(name).containing(timestamp, zone)
-    return period
 
 
 def generation_ttl_ms() -> int:
@@ -99,6 +83,12 @@ class UniqueBitmap(Metric):
     #: A period is cached in ranges only once it ended this long ago (seconds), so marks stamped
     #: just before its end that reach Redis a little later (batches, clock skew) are never missed.
     CACHE_GRACE: ClassVar[int] = 600
+    #: Most users one ``mark_many`` script call marks (in each of its periods): Redis runs
+    #: about 1,000 SETBITs a millisecond, so a call with 3 periods blocks it about 3 ms.
+    MAX_MARKS_PER_CALL: ClassVar[int] = 1000
+    #: Most ``mark_many`` script calls sent in one pipelined round trip (bounds the memory of
+    #: the request and of its replies).
+    CALLS_PER_ROUND_TRIP: ClassVar[int] = 50
 
     def __init__(self, name: str, periods: Sequence[str] = DEFAULT_PERIODS) -> None:
         self.name = validate_name(name, "bitmap name")
@@ -166,64 +156,148 @@ class UniqueBitmap(Metric):
         if deferral.check_defer(defer, batch):
             deferral.sink().mark(self, value, timestamp)
             return
-        zone = get_zone()
-        periods = [_containing(name, timestamp, zone) for name in self.periods]
         client = get_redis_connection()
-        inline = catalogue.inline_catalogue(client)
-        mapped: str | None = None
-        if isinstance(value, int):
-            offset: int | None = value
-            if not inline:
-                check_int_kind(client)
-        else:
-            offset = id_cache.get(client, value)
-            if offset is None:
-                if inline:
-                    mapped = value
-                else:
-                    offset = resolve_ids(client, [value], assign=True)[0]
-        base = metric_key(KIND, self.name)  # the prefix is read once per mark, not per key
-        keys = [
-            f"{base}:meta",
-            f"{base}:gen",
-            *(f"{base}:{p.name}:{p.suffix}" for p in periods),
-            *(f"{base}:index:{p.name}" for p in periods),
-        ]
-        if inline:  # the script checks the id kind (on the cluster: checked above)
-            keys += [catalogue_key(KIND), id_kind_key()]
-        if mapped is not None:
-            keys += id_map_keys()
-        args: list[str | int | float] = [
-            self.name,
-            len(periods),
-            int(inline),
-            int(mapped is not None),
-            mapped if mapped is not None else int(offset or 0),
-            ",".join(self.periods),
-            generation_ttl_ms(),
-            id_kind(value) if inline else "",
-            repr(timestamp),
-            MAX_AHEAD,
-        ]
-        keep = retention()
-        for period in periods:
-            expires, oldest = period_bounds(period, keep[period.name])
-            args += [period.suffix, int(period.start_ts), period.end_ts, expires, int(oldest)]
-        call = ScriptCall(
-            script("bitmap_mark"), keys, args, after=self._after_mark(mapped, id_kind(value))
-        )
+        call = self._mark_call(client, value, timestamp)
         if batch is not None:
             batch.add(call)
         else:
             run_calls(client, [call])
 
-    def _after_mark(self, mapped: str | None, kind: str) -> Any:
+    def mark_many(self, marks: Iterable[tuple[object, When]]) -> int:
+        """Mark many ``(user_id, when)`` pairs, grouped by period; for imports and backfills.
+
+        All input is validated before anything is written (one kind of id throughout: int, or
+        str/UUID). Each script call is atomic and sets at most ``MAX_MARKS_PER_CALL`` users'
+        bits in one set of periods; up to ``CALLS_PER_ROUND_TRIP`` calls share a round trip.
+        Returns the number of script calls made.
+        """
+        groups = self._group(marks)
+        client = get_redis_connection()
+        if any(isinstance(value, str) for _, values, _ in groups.values() for value in values):
+            names = sorted({str(v) for _, values, _ in groups.values() for v in values})
+            resolved: dict[str, int] = {}
+            for start in range(0, len(names), self.MAX_MARKS_PER_CALL):
+                chunk = names[start : start + self.MAX_MARKS_PER_CALL]
+                offsets = resolve_ids(client, chunk, assign=True)
+                resolved.update((n, int(o or 0)) for n, o in zip(chunk, offsets, strict=True))
+            kind = "mapped"
+        else:
+            resolved, kind = {}, "int"
+        calls = []
+        step = self.MAX_MARKS_PER_CALL
+        for plan, values, latest in groups.values():
+            offsets = sorted({resolved[v] if isinstance(v, str) else v for v in values})
+            for start in range(0, len(offsets), step):
+                chunk = offsets[start : start + step]
+                calls.append(self._plan_call(client, plan, chunk, latest, kind=kind))
+        for start in range(0, len(calls), self.CALLS_PER_ROUND_TRIP):
+            run_calls(client, calls[start : start + self.CALLS_PER_ROUND_TRIP])
+        return len(calls)
+
+    def _group(
+        self, marks: Iterable[tuple[object, When]]
+    ) -> dict[tuple[float, ...], tuple[marking.PeriodsPlan, list[int | str], float]]:
+        """``marks`` validated whole and grouped by the periods they fall in: per group, its
+        plan, its ids and its latest time."""
+        zone, keep, base = get_zone(), retention(), marking.base_key(self.name)
+        groups: dict[tuple[float, ...], tuple[marking.PeriodsPlan, list[int | str], float]] = {}
+        kinds: set[type] = set()
+        for item in marks:
+            if not isinstance(item, tuple) or len(item) != 2:
+                raise TypeError(f"mark_many expects (user_id, when) pairs, not {item!r}.")
+            value = normalize_id(item[0])
+            timestamp = to_timestamp(item[1])
+            kinds.add(type(value))
+            plan = marking.plan_for(base, self.periods, timestamp, zone, keep)
+            group_key = tuple(p.start_ts for p in plan.periods)
+            group = groups.get(group_key)
+            if group is None:
+                groups[group_key] = (plan, [value], timestamp)
+            else:
+                group[1].append(value)
+                if timestamp > group[2]:
+                    groups[group_key] = (group[0], group[1], timestamp)
+        if len(kinds) > 1:
+            raise ValueError(
+                "mark_many takes one kind of user id: integer ids (bit offsets) or str/UUID ids "
+                "(mapped), not both, as one PREFIX holds one kind."
+            )
+        return groups
+
+    def _mark_call(self, client: RedisClient, value: int | str, timestamp: float) -> ScriptCall:
+        """The script call of one mark (a first-seen str id on the cluster is mapped first)."""
+        plan = marking.plan_for(
+            marking.base_key(self.name), self.periods, timestamp, get_zone(), retention()
+        )
+        if isinstance(value, str):
+            offset = id_cache.get(client, value)
+            if offset is None:
+                if catalogue.inline_catalogue(client):
+                    return self._plan_call(client, plan, [value], timestamp, mapped=True)
+                offset = resolve_ids(client, [value], assign=True)[0]
+                assert offset is not None
+            return self._plan_call(client, plan, [offset], timestamp, kind="mapped")
+        return self._plan_call(client, plan, [value], timestamp)
+
+    def _plan_call(
+        self,
+        client: RedisClient,
+        plan: marking.PeriodsPlan,
+        offsets: Sequence[int | str],
+        latest: float,
+        *,
+        mapped: bool = False,
+        kind: str = "int",
+    ) -> ScriptCall:
+        """One ``bitmap_mark`` call setting ``offsets`` in ``plan``'s periods; the script's
+        fast path is offered when this process has nothing left to check (see marking.py)."""
+        inline = catalogue.inline_catalogue(client)
+        if mapped:
+            kind = "mapped"
+        if not inline and kind == "int":
+            check_int_kind(client)
+        server = server_identity(client)
+        csv = ",".join(self.periods)
+        fact = marking.meta_fact(server, plan.keys[0], csv)
+        kind_known = not inline or (not mapped and id_cache.holds(client, kind))
+        fast = (
+            kind_known
+            and not mapped
+            and fact in marking.confirmed
+            and not marking.needs_checks(plan, latest)
+        )
+        keys, args = marking.mark_args(
+            plan,
+            offsets,
+            fast=fast,
+            name=self.name,
+            inline=inline,
+            mapped=mapped,
+            periods_csv=csv,
+            generation_ttl=generation_ttl_ms(),
+            kind="" if kind_known else kind,
+            latest=latest,
+        )
+        return ScriptCall(
+            script("bitmap_mark"),
+            keys,
+            args,
+            after=self._after_mark(offsets[0] if mapped else None, kind, fact),
+        )
+
+    def _after_mark(self, mapped: object, kind: str, fact: tuple[str, str, str]) -> Any:
         def after(client: RedisClient, reply: Any) -> None:
-            if int(reply[0]) == -1:
+            listed = int(reply[0])
+            if listed == -1:
                 raise mixed_ids_error(reply[1], kind)
             if mapped is not None:
-                id_cache.put(client, mapped, int(reply[1]))
-            self._listed(client, reply[0])
+                id_cache.put(client, str(mapped), int(reply[1]))
+            if listed == -2:
+                return  # nothing written: every period is past its retention
+            if catalogue.inline_catalogue(client):
+                id_cache.set_holds(client, kind)
+            self._listed(client, listed)
+            marking.confirmed.add(fact)
 
         return after
 

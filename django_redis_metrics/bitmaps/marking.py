@@ -1,0 +1,187 @@
+"""Planning marks: the ``bitmap_mark.lua`` calls that set users' bits, built without I/O.
+
+A mark usually costs Redis one SETBIT per period and nothing else (its fast path, as cheap as
+bitmapist's ``mark_event``), because this module tells the script when nothing needs checking:
+
+- the bitmap's meta hash and catalogue entry were confirmed by an earlier mark of this process
+  (and the script still sees every period key, so no period is new: a new period is indexed,
+  given its expiry and its meta refreshed on the slow path);
+- the PREFIX's kind of user ids was confirmed by an earlier mark of this process;
+- by this process's clock, no mark is stamped ahead of it and no period ends within
+  ``MAX_AHEAD`` seconds, so neither the ahead refusal, nor a period that is over (its cached
+  unions made stale), nor a retention that is over can apply: only then may the script skip
+  reading the Redis clock. A clock skew of over ``CACHE_GRACE + MAX_AHEAD`` between the site's
+  servers could let a cached union miss a late mark; skews that large are refused elsewhere.
+
+Everything else takes the slow path, which checks it all by the Redis clock as before. Kept free
+of I/O so that the sync and async APIs plan their marks the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import tzinfo
+
+from ..core.keys import catalogue_key, metric_key
+from ..core.periods import Period, period_class
+from ..core.retention import MAX_AHEAD
+from .ids import id_kind_key, id_map_keys
+from .query import KIND
+from .retention import period_bounds
+
+#: Bitmaps (server, meta key, periods) whose meta and listing this process saw confirmed;
+#: bounded, as a cache: forgetting one costs one slow-path mark.
+CONFIRMED_SIZE = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class PeriodsPlan:
+    """What marks into one set of periods send, made once per set (marks come in time order)."""
+
+    periods: tuple[Period, ...]
+    #: Instants in ``[low, high)`` fall in these very periods.
+    low: float
+    high: float
+    #: The meta hash, the generation, the period keys and their index keys.
+    keys: tuple[str, ...]
+    #: Per period: "suffix start end expires oldest", as the script reads it.
+    bounds: tuple[str, ...]
+    keep: Mapping[str, int]
+
+
+def plan_periods(base: str, periods: Sequence[Period], keep: Mapping[str, int]) -> PeriodsPlan:
+    """The plan of marks into ``periods`` of the bitmap whose keys start with ``base``."""
+    bounds = []
+    for period in periods:
+        expires, oldest = period_bounds(period, keep[period.name])
+        bounds.append(
+            f"{period.suffix} {int(period.start_ts)} {period.end_ts!r} {expires} {int(oldest)}"
+        )
+    keys = (
+        f"{base}:meta",
+        f"{base}:gen",
+        *(f"{base}:{p.name}:{p.suffix}" for p in periods),
+        *(f"{base}:index:{p.name}" for p in periods),
+    )
+    return PeriodsPlan(
+        tuple(periods),
+        max(p.start_ts for p in periods),
+        min(p.end_ts for p in periods),
+        keys,
+        tuple(bounds),
+        keep,
+    )
+
+
+#: The plan each bitmap last used, per (key base, periods, zone).
+_last_plans: dict[tuple[str, tuple[str, ...], tzinfo], PeriodsPlan] = {}
+#: The period each kind last resolved to, per zone.
+_last_periods: dict[tuple[str, tzinfo], Period] = {}
+
+
+def containing(name: str, timestamp: float, zone: tzinfo) -> Period:
+    """``period_class(name).containing(timestamp, zone)``, reusing the last answer while
+    ``timestamp`` still falls inside it (exact: a period knows its own bounds)."""
+    last = _last_periods.get((name, zone))
+    if last is not None and last.start_ts <= timestamp < last.end_ts:
+        return last
+    period = _last_periods[(name, zone)] = period_class(name).containing(timestamp, zone)
+    return period
+
+
+def plan_for(
+    base: str, names: tuple[str, ...], timestamp: float, zone: tzinfo, keep: Mapping[str, int]
+) -> PeriodsPlan:
+    """The plan of a mark at ``timestamp`` into the periods ``names`` (cached while valid)."""
+    cache_key = (base, names, zone)
+    plan = _last_plans.get(cache_key)
+    if plan is not None and plan.low <= timestamp < plan.high and plan.keep is keep:
+        return plan
+    periods = [containing(name, timestamp, zone) for name in names]
+    plan = _last_plans[cache_key] = plan_periods(base, periods, keep)
+    return plan
+
+
+def needs_checks(plan: PeriodsPlan, latest: float, now: float | None = None) -> bool:
+    """Whether, by this process's clock, the script must read the Redis clock: a mark stamped
+    ahead of ``now``, or a period that ends within ``MAX_AHEAD`` seconds of it (or ended)."""
+    now = time.time() if now is None else now
+    return latest > now or plan.high <= now + MAX_AHEAD
+
+
+class Confirmed:
+    """Bitmaps whose meta hash and catalogue entry a mark of this process saw in place.
+
+    No lock (a set's own operations are atomic, and a fact lost to a race only costs one
+    slow-path mark), so nothing here can be held across a fork."""
+
+    def __init__(self, size: int = CONFIRMED_SIZE) -> None:
+        self.size = size
+        self._seen: set[tuple[str, str, str]] = set()
+
+    def __contains__(self, fact: tuple[str, str, str]) -> bool:
+        return fact in self._seen
+
+    def add(self, fact: tuple[str, str, str]) -> None:
+        if len(self._seen) >= self.size:
+            self._seen.clear()
+        self._seen.add(fact)
+
+    def clear(self) -> None:
+        self._seen.clear()
+
+
+confirmed = Confirmed()
+
+
+def mark_args(
+    plan: PeriodsPlan,
+    offsets: Sequence[int | str],
+    *,
+    fast: bool,
+    name: str,
+    inline: bool,
+    mapped: bool,
+    periods_csv: str,
+    generation_ttl: int,
+    kind: str,
+    latest: float,
+) -> tuple[list[str], list[str | int | float]]:
+    """The keys and arguments of one ``bitmap_mark`` call (see the script's header)."""
+    keys = list(plan.keys)
+    if inline:  # the catalogue, and the kind key when the script checks the kind
+        keys.append(catalogue_key(KIND))
+        if kind:
+            keys.append(id_kind_key())
+    elif kind:
+        raise ValueError("On Redis Cluster the id kind is checked before the mark.")
+    if mapped:
+        keys += id_map_keys()
+    args: list[str | int | float] = [
+        "1" if fast else "0",
+        len(offsets),
+        len(plan.periods),
+        name,
+        int(inline),
+        int(mapped),
+        periods_csv,
+        generation_ttl,
+        kind,
+        repr(latest),
+        MAX_AHEAD,
+        *plan.bounds,
+        *offsets,
+    ]
+    return keys, args
+
+
+def meta_fact(server: str, base: str, periods_csv: str) -> tuple[str, str, str]:
+    """What :data:`confirmed` records for a bitmap: its server, its keys, its periods."""
+    return server, base, periods_csv
+
+
+def base_key(name: str) -> str:
+    """The common start of every key of bitmap ``name`` (the prefix read once)."""
+    return metric_key(KIND, name)
