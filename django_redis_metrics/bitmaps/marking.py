@@ -20,14 +20,15 @@ of I/O so that the sync and async APIs plan their marks the same way.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 
 from ..core.keys import catalogue_key, metric_key
 from ..core.periods import Period, period_class
 from ..core.retention import MAX_AHEAD
-from .ids import id_kind_key, id_map_keys
+from ..core.timeutil import When, to_timestamp
+from .ids import id_kind_key, id_map_keys, normalize_id
 from .query import KIND
 from .retention import period_bounds
 
@@ -109,6 +110,47 @@ def needs_checks(plan: PeriodsPlan, latest: float, now: float | None = None) -> 
     ahead of ``now``, or a period that ends within ``MAX_AHEAD`` seconds of it (or ended)."""
     now = time.time() if now is None else now
     return latest > now or plan.high <= now + MAX_AHEAD
+
+
+@dataclass(slots=True)
+class MarkGroup:
+    """Marks falling in the same periods: their plan, their user ids, their latest time."""
+
+    plan: PeriodsPlan
+    values: list[int | str]
+    latest: float
+
+
+def group_marks(
+    base: str,
+    names: tuple[str, ...],
+    marks: Iterable[tuple[object, When]],
+    zone: tzinfo,
+    keep: Mapping[str, int],
+) -> tuple[list[MarkGroup], str]:
+    """``marks`` validated whole (``TypeError``/``ValueError`` before anything is sent) and
+    grouped by the periods they fall in; with the kind of their ids, "int" or "mapped"."""
+    groups: dict[tuple[str, ...], MarkGroup] = {}
+    kinds: set[type] = set()
+    for item in marks:
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError(f"mark_many expects (user_id, when) pairs, not {item!r}.")
+        value = normalize_id(item[0])
+        timestamp = to_timestamp(item[1])
+        kinds.add(type(value))
+        plan = plan_for(base, names, timestamp, zone, keep)
+        group = groups.get(plan.keys)
+        if group is None:
+            groups[plan.keys] = MarkGroup(plan, [value], timestamp)
+        else:
+            group.values.append(value)
+            group.latest = max(group.latest, timestamp)
+    if len(kinds) > 1:
+        raise ValueError(
+            "mark_many takes one kind of user id: integer ids (bit offsets) or str/UUID ids "
+            "(mapped), not both, as one PREFIX holds one kind."
+        )
+    return list(groups.values()), "mapped" if str in kinds else "int"
 
 
 class Confirmed:

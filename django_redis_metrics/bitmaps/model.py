@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date
+from datetime import date, timedelta
 from typing import Any, ClassVar
 
 from ..conf import conf
@@ -28,13 +28,12 @@ from ..core.periods import (
     Month,
     Period,
     Week,
-    days_between,
     get_zone,
     period_class,
 )
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
-from . import marking
+from . import marking, planning
 from .ids import (
     check_int_kind,
     id_cache,
@@ -171,58 +170,27 @@ class UniqueBitmap(Metric):
         bits in one set of periods; up to ``CALLS_PER_ROUND_TRIP`` calls share a round trip.
         Returns the number of script calls made.
         """
-        groups = self._group(marks)
+        groups, kind = marking.group_marks(
+            marking.base_key(self.name), self.periods, marks, get_zone(), retention()
+        )
         client = get_redis_connection()
-        if any(isinstance(value, str) for _, values, _ in groups.values() for value in values):
-            names = sorted({str(v) for _, values, _ in groups.values() for v in values})
-            resolved: dict[str, int] = {}
+        resolved: dict[str, int] = {}
+        if kind == "mapped":
+            names = sorted({str(v) for group in groups for v in group.values})
             for start in range(0, len(names), self.MAX_MARKS_PER_CALL):
-                chunk = names[start : start + self.MAX_MARKS_PER_CALL]
-                offsets = resolve_ids(client, chunk, assign=True)
-                resolved.update((n, int(o or 0)) for n, o in zip(chunk, offsets, strict=True))
-            kind = "mapped"
-        else:
-            resolved, kind = {}, "int"
+                some = names[start : start + self.MAX_MARKS_PER_CALL]
+                found = resolve_ids(client, some, assign=True)
+                resolved.update((n, int(o or 0)) for n, o in zip(some, found, strict=True))
         calls = []
         step = self.MAX_MARKS_PER_CALL
-        for plan, values, latest in groups.values():
-            offsets = sorted({resolved[v] if isinstance(v, str) else v for v in values})
+        for group in groups:
+            offsets = sorted({resolved[v] if isinstance(v, str) else v for v in group.values})
             for start in range(0, len(offsets), step):
                 chunk = offsets[start : start + step]
-                calls.append(self._plan_call(client, plan, chunk, latest, kind=kind))
+                calls.append(self._plan_call(client, group.plan, chunk, group.latest, kind=kind))
         for start in range(0, len(calls), self.CALLS_PER_ROUND_TRIP):
             run_calls(client, calls[start : start + self.CALLS_PER_ROUND_TRIP])
         return len(calls)
-
-    def _group(
-        self, marks: Iterable[tuple[object, When]]
-    ) -> dict[tuple[float, ...], tuple[marking.PeriodsPlan, list[int | str], float]]:
-        """``marks`` validated whole and grouped by the periods they fall in: per group, its
-        plan, its ids and its latest time."""
-        zone, keep, base = get_zone(), retention(), marking.base_key(self.name)
-        groups: dict[tuple[float, ...], tuple[marking.PeriodsPlan, list[int | str], float]] = {}
-        kinds: set[type] = set()
-        for item in marks:
-            if not isinstance(item, tuple) or len(item) != 2:
-                raise TypeError(f"mark_many expects (user_id, when) pairs, not {item!r}.")
-            value = normalize_id(item[0])
-            timestamp = to_timestamp(item[1])
-            kinds.add(type(value))
-            plan = marking.plan_for(base, self.periods, timestamp, zone, keep)
-            group_key = tuple(p.start_ts for p in plan.periods)
-            group = groups.get(group_key)
-            if group is None:
-                groups[group_key] = (plan, [value], timestamp)
-            else:
-                group[1].append(value)
-                if timestamp > group[2]:
-                    groups[group_key] = (group[0], group[1], timestamp)
-        if len(kinds) > 1:
-            raise ValueError(
-                "mark_many takes one kind of user id: integer ids (bit offsets) or str/UUID ids "
-                "(mapped), not both, as one PREFIX holds one kind."
-            )
-        return groups
 
     def _mark_call(self, client: RedisClient, value: int | str, timestamp: float) -> ScriptCall:
         """The script call of one mark (a first-seen str id on the cluster is mapped first)."""
@@ -353,51 +321,35 @@ class UniqueBitmap(Metric):
         Covered by whole months, whole ISO weeks and leftover days (only the periods this bitmap
         keeps); the part that is over is cached, the running part is always read fresh.
         """
-        days = list(days_between(start, end))
-        cover = self._cover(days)
+        zone = get_zone()
+        kept = self._cover_range(planning.local_date(start, zone), planning.local_date(end, zone))
         settled = to_timestamp(None) - self.CACHE_GRACE
-        over = tuple(p for p in cover if p.is_over(settled))
-        running = tuple(p for p in cover if not p.is_over(settled))
-        parts = [
-            PeriodUnion(self, chunk, cacheable=cache)
-            for chunk, cache in ((over, True), (running, False))
-            if chunk
+        first, *others = [
+            PeriodUnion(self, part, cacheable=part[0].end_ts <= settled)
+            for part in planning.split(kept, settled)
         ]
-        query: BitmapQuery = parts[0]
-        for part in parts[1:]:
+        query: BitmapQuery = first
+        for part in others:
             query = query | part
         return query
 
     def last(self, days: int, when: When = None) -> BitmapQuery:
         """Users marked in the ``days`` days ending with ``when``'s day (today by default)."""
         days = positive_int(days, "days")
-        today = Day.containing(when)
-        return self.between(today.shift(-(days - 1)).start_ts, today.start_ts)
+        today = planning.local_date(when, get_zone())
+        return self.between(today - timedelta(days=days - 1), today)
+
+    def _cover_range(self, first: date, last: date) -> tuple[Period, ...]:
+        try:
+            return planning.cover(self.periods, first, last, get_zone())
+        except ValueError as exc:
+            if "day keys" not in str(exc):
+                raise
+            raise ValueError(f"Bitmap {self.name!r} {exc}") from None
 
     def _cover(self, days: list[Day]) -> list[Period]:
         """The fewest keys whose union is exactly these consecutive days."""
-        first, last = days[0].start_ts, days[-1].end_ts
-        covered: set[float] = set()
-        cover: list[Period] = []
-        for coarse in ("month", "week"):
-            if coarse not in self.periods:
-                continue
-            seen: set[float] = set()
-            for day in days:
-                period = period_class(coarse).containing(day.start_ts, day.tz)
-                if period.start_ts in seen or day.start_ts in covered:
-                    continue
-                seen.add(period.start_ts)
-                if period.start_ts >= first and period.end_ts <= last:
-                    cover.append(period)
-                    covered.update(d.start_ts for d in period.days())
-        leftover = [d for d in days if d.start_ts not in covered]
-        if leftover and "day" not in self.periods:
-            raise ValueError(
-                f"Bitmap {self.name!r} keeps no day keys, so it cannot answer a range that is not "
-                f"made of whole {' or '.join(self.periods)}s."
-            )
-        return sorted([*cover, *leftover])
+        return list(planning.cover(self.periods, days[0].date, days[-1].date, days[0].tz))
 
     def cohort(self, period: str = "week", start: When = None, periods: int = 8) -> list[list[int]]:
         """A retention table: row i holds the users of period i, then how many of them were

@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import uuid
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 from redis.exceptions import ResponseError
@@ -97,11 +98,11 @@ class PeriodUnion(BitmapQuery):
     def leaves(self) -> list[PeriodUnion]:
         return [self]
 
-    @property
+    @cached_property
     def keys(self) -> list[str]:
         return [self.bitmap.key(p) for p in self.periods]
 
-    @property
+    @cached_property
     def cache_key(self) -> str:
         digest = hashlib.sha1("\0".join(self.keys).encode()).hexdigest()[:24]
         return temp_key(KIND, self.bitmap.name, f"cache:{digest}")
