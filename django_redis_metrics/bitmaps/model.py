@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from ..conf import conf
 from ..core import catalogue, deferral
 from ..core.base import Metric
-from ..core.batch import Batch, ScriptCall, run_calls
+from ..core.batch import Batch, ScriptCall, read_with_scripts, run_calls
 from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import metric_key, temp_key, to_str, validate_name
 from ..core.periods import (
@@ -357,7 +357,7 @@ class UniqueBitmap(Metric):
 
         ``start`` is any instant of the first period (default: ``periods - 1`` periods ago).
         A script call per row (per ``MAX_SCRIPT_SOURCES`` keys of a row), each BITOP AND +
-        BITCOUNT over a bounded number of keys.
+        BITCOUNT over a bounded number of keys, all sent in one pipelined round trip.
         """
         periods = positive_int(periods, "periods")
         first = (
@@ -365,20 +365,25 @@ class UniqueBitmap(Metric):
             if start is not None
             else self._period(period).shift(-(periods - 1))
         )
-        sequence = [first.shift(i) for i in range(periods)]
-        client = get_redis_connection()
-        rows = []
-        step = MAX_SCRIPT_SOURCES - 1
+        keys = [self.key(first.shift(i)) for i in range(periods)]
+        token, step = uuid.uuid4().hex, MAX_SCRIPT_SOURCES - 1
+        calls: list[tuple[int, list[str]]] = []
         for i in range(periods):
-            head, later = self.key(sequence[i]), [self.key(p) for p in sequence[i + 1 :]]
-            temp = temp_key(KIND, self.name, f"cohort:{uuid.uuid4().hex}")
-            row: list[int] = []
-            for start in range(0, max(len(later), 1), step):
-                chunk = later[start : start + step]
-                answer = script("bitmap_cohort")(client, [head, *chunk, temp], [TEMP_TTL_MS])
-                row += [int(v) for v in answer][1 if row else 0 :]
-                if row[0] == 0:
-                    row += [0] * (len(later) - len(row) + 1)
-                    break
-            rows.append(row)
+            later = keys[i + 1 :]
+            for chunk in range(0, max(len(later), 1), step):
+                temp = temp_key(KIND, self.name, f"cohort:{token}:{len(calls)}")
+                calls.append((i, [keys[i], *later[chunk : chunk + step], temp]))
+        cohort = script("bitmap_cohort")
+
+        def fill(pipe: Any) -> None:
+            for _, call_keys in calls:
+                cohort.queue(pipe, call_keys, [TEMP_TTL_MS])
+
+        rows: list[list[int]] = [[] for _ in range(periods)]
+        replies = read_with_scripts(get_redis_connection(), fill, [cohort])
+        for (i, _), reply in zip(calls, replies, strict=True):
+            if isinstance(reply, Exception):
+                raise reply
+            counts = [int(v) for v in reply]
+            rows[i] += counts[1:] if rows[i] else counts
         return rows
