@@ -59,8 +59,8 @@ class _IdCache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def _scope(client: RedisClient) -> tuple[str, str]:
-        return server_identity(client), conf.PREFIX
+    def _scope(client: RedisClient, prefix: str | None = None) -> tuple[str, str]:
+        return server_identity(client), conf.PREFIX if prefix is None else prefix
 
     def get(self, client: RedisClient, user_id: str) -> int | None:
         with self._lock:
@@ -72,10 +72,11 @@ class _IdCache:
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
 
-    def holds(self, client: RedisClient, kind: str) -> bool:
-        """Whether this server's PREFIX is known to hold ids of ``kind`` ("int", "mapped"):
-        a mark of this process saw it recorded, so later marks need not check it."""
-        return self._kinds.get(self._scope(client)) == kind
+    def holds(self, client: RedisClient, kind: str, prefix: str | None = None) -> bool:
+        """Whether this server's PREFIX (``prefix`` when given) is known to hold ids of
+        ``kind`` ("int", "mapped"): a mark of this process saw it recorded, so later marks
+        need not check it."""
+        return self._kinds.get(self._scope(client, prefix)) == kind
 
     def set_holds(self, client: RedisClient, kind: str) -> None:
         with self._lock:
@@ -94,20 +95,26 @@ class _IdCache:
             self._kinds.clear()
 
 
-#: Each client's server identity, computed once per client.
-_identities: weakref.WeakKeyDictionary[RedisClient, str] = weakref.WeakKeyDictionary()
+#: Each client's server identity and whether it is a cluster client, found once per client
+#: (``isinstance`` of a cluster client is slow: typing's protocol check).
+_facts: weakref.WeakKeyDictionary[RedisClient, tuple[str, bool]] = weakref.WeakKeyDictionary()
+
+
+def client_facts(client: RedisClient) -> tuple[str, bool]:
+    """``(server_identity(client), is_cluster(client))``, cached per client."""
+    try:
+        return _facts[client]
+    except (KeyError, TypeError):
+        facts = _identity(client), is_cluster(client)
+    with contextlib.suppress(TypeError):  # a client that takes no weak reference
+        _facts[client] = facts
+    return facts
 
 
 def server_identity(client: RedisClient) -> str:
     """The server a client talks to (host, port, db or socket; a cluster's seed nodes), not the
     setting that named it: a ``CACHES`` alias whose ``LOCATION`` changes is another server."""
-    try:
-        return _identities[client]
-    except (KeyError, TypeError):
-        identity = _identity(client)
-    with contextlib.suppress(TypeError):  # a client that takes no weak reference
-        _identities[client] = identity
-    return identity
+    return client_facts(client)[0]
 
 
 def _identity(client: RedisClient) -> str:
@@ -122,13 +129,14 @@ def _identity(client: RedisClient) -> str:
 id_cache = _IdCache()
 
 
-def normalize_id(user_id: object) -> int | str:
+def normalize_id(user_id: object, highest: int | None = None) -> int | str:
     """An int bit offset (an ``IntEnum`` as a plain int), or the string to map for a UUID/str
-    id; clear errors otherwise."""
+    id; clear errors otherwise. ``highest``: ``MAX_USER_ID`` when the caller read it already."""
     if isinstance(user_id, bool):
         raise TypeError(f"A user id must be an int, str or UUID, not a bool ({user_id!r}).")
     if isinstance(user_id, int):
-        highest = conf.MAX_USER_ID
+        if highest is None:
+            highest = conf.MAX_USER_ID
         if not 0 <= user_id <= highest:
             raise ValueError(
                 f"An integer user id is a bit offset and must be in [0, {highest}] "

@@ -14,9 +14,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, timedelta
+from functools import partial
 from typing import Any, ClassVar
 
-from ..conf import conf
 from ..core import catalogue, deferral
 from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, read_with_scripts, run_calls
@@ -36,22 +36,19 @@ from ..core.validation import positive_int
 from . import marking, planning
 from .ids import (
     check_int_kind,
+    client_facts,
     id_cache,
     mixed_ids_error,
     normalize_id,
     read_bits,
     resolve_ids,
-    server_identity,
 )
+from .marking import MarkSettings
+from .marking import generation_ttl_ms as generation_ttl_ms  # the cleaner imports it from here
 from .query import KIND, MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
 from .retention import retention
 
 DEFAULT_PERIODS = ("day", "week", "month")
-
-
-def generation_ttl_ms() -> int:
-    """A generation outlives every union cached under the one before it."""
-    return (max(conf.BITMAP_CACHE_TTL, 86400) + 60) * 1000
 
 
 def validate_periods(periods: object) -> tuple[str, ...]:
@@ -150,13 +147,14 @@ class UniqueBitmap(Metric):
         ``defer=True`` it is checked now and handed to the process's sender, as the
         middleware's writes are: it never waits on Redis nor raises because Redis is away.
         """
-        value = normalize_id(user_id)
+        context = marking.mark_settings(retention)
+        value = normalize_id(user_id, context.highest)
         timestamp = to_timestamp(when)
         if deferral.check_defer(defer, batch):
             deferral.sink().mark(self, value, timestamp)
             return
         client = get_redis_connection()
-        call = self._mark_call(client, value, timestamp)
+        call = self._mark_call(client, value, timestamp, context)
         if batch is not None:
             batch.add(call)
         else:
@@ -170,8 +168,13 @@ class UniqueBitmap(Metric):
         bits in one set of periods; up to ``CALLS_PER_ROUND_TRIP`` calls share a round trip.
         Returns the number of script calls made.
         """
+        context = marking.mark_settings(retention)
         groups, kind = marking.group_marks(
-            marking.base_key(self.name), self.periods, marks, get_zone(), retention()
+            marking.base_key(self.name, context.prefix),
+            self.periods,
+            marks,
+            context.zone,
+            context.keep,
         )
         client = get_redis_connection()
         resolved: dict[str, int] = {}
@@ -187,25 +190,28 @@ class UniqueBitmap(Metric):
             offsets = sorted({resolved[v] if isinstance(v, str) else v for v in group.values})
             for start in range(0, len(offsets), step):
                 chunk = offsets[start : start + step]
-                calls.append(self._plan_call(client, group.plan, chunk, group.latest, kind=kind))
+                calls.append(
+                    self._plan_call(client, group.plan, chunk, group.latest, context, kind=kind)
+                )
         for start in range(0, len(calls), self.CALLS_PER_ROUND_TRIP):
             run_calls(client, calls[start : start + self.CALLS_PER_ROUND_TRIP])
         return len(calls)
 
-    def _mark_call(self, client: RedisClient, value: int | str, timestamp: float) -> ScriptCall:
+    def _mark_call(
+        self, client: RedisClient, value: int | str, timestamp: float, context: MarkSettings
+    ) -> ScriptCall:
         """The script call of one mark (a first-seen str id on the cluster is mapped first)."""
-        plan = marking.plan_for(
-            marking.base_key(self.name), self.periods, timestamp, get_zone(), retention()
-        )
+        base = marking.base_key(self.name, context.prefix)
+        plan = marking.plan_for(base, self.periods, timestamp, context.zone, context.keep)
         if isinstance(value, str):
             offset = id_cache.get(client, value)
             if offset is None:
                 if catalogue.inline_catalogue(client):
-                    return self._plan_call(client, plan, [value], timestamp, mapped=True)
+                    return self._plan_call(client, plan, [value], timestamp, context, mapped=True)
                 offset = resolve_ids(client, [value], assign=True)[0]
                 assert offset is not None
-            return self._plan_call(client, plan, [offset], timestamp, kind="mapped")
-        return self._plan_call(client, plan, [value], timestamp)
+            return self._plan_call(client, plan, [offset], timestamp, context, kind="mapped")
+        return self._plan_call(client, plan, [value], timestamp, context)
 
     def _plan_call(
         self,
@@ -213,21 +219,22 @@ class UniqueBitmap(Metric):
         plan: marking.PeriodsPlan,
         offsets: Sequence[int | str],
         latest: float,
+        context: MarkSettings,
         *,
         mapped: bool = False,
         kind: str = "int",
     ) -> ScriptCall:
         """One ``bitmap_mark`` call setting ``offsets`` in ``plan``'s periods; the script's
         fast path is offered when this process has nothing left to check (see marking.py)."""
-        inline = catalogue.inline_catalogue(client)
+        server, cluster = client_facts(client)
+        inline = not cluster
         if mapped:
             kind = "mapped"
-        if not inline and kind == "int":
+        if cluster and kind == "int":
             check_int_kind(client)
-        server = server_identity(client)
         csv = ",".join(self.periods)
         fact = marking.meta_fact(server, plan.keys[0], csv)
-        kind_known = not inline or (not mapped and id_cache.holds(client, kind))
+        kind_known = cluster or (not mapped and id_cache.holds(client, kind, context.prefix))
         fast = (
             kind_known
             and not mapped
@@ -242,32 +249,36 @@ class UniqueBitmap(Metric):
             inline=inline,
             mapped=mapped,
             periods_csv=csv,
-            generation_ttl=generation_ttl_ms(),
+            generation_ttl=context.generation_ttl,
             kind="" if kind_known else kind,
             latest=latest,
+            catalogue=context.catalogue,
         )
         return ScriptCall(
             script("bitmap_mark"),
             keys,
             args,
-            after=self._after_mark(offsets[0] if mapped else None, kind, fact),
+            after=partial(self._after_mark, offsets[0] if mapped else None, kind, fact),
         )
 
-    def _after_mark(self, mapped: object, kind: str, fact: tuple[str, str, str]) -> Any:
-        def after(client: RedisClient, reply: Any) -> None:
-            listed = int(reply[0])
-            if listed == -1:
-                raise mixed_ids_error(reply[1], kind)
-            if mapped is not None:
-                id_cache.put(client, str(mapped), int(reply[1]))
-            if listed == -2:
-                return  # nothing written: every period is past its retention
-            if catalogue.inline_catalogue(client):
-                id_cache.set_holds(client, kind)
-            self._listed(client, listed)
-            marking.confirmed.add(fact)
-
-        return after
+    def _after_mark(
+        self, mapped: object, kind: str, fact: tuple[str, str, str], client: RedisClient, reply: Any
+    ) -> None:
+        """After a mark: the fast path's 0 needs nothing; else record what Redis confirmed
+        (the id's offset, the PREFIX's kind, the bitmap's meta and listing), list it if needed."""
+        if isinstance(reply, int):
+            return
+        listed = int(reply[0])
+        if listed == -1:
+            raise mixed_ids_error(reply[1], kind)
+        if mapped is not None:
+            id_cache.put(client, str(mapped), int(reply[1]))
+        if listed == -2:
+            return  # nothing written: every period is past its retention
+        if catalogue.inline_catalogue(client):
+            id_cache.set_holds(client, kind)
+        self._listed(client, listed)
+        marking.confirmed.add(fact)
 
     def delete(self) -> None:
         """Remove every period key of this bitmap and its catalogue entry (in bounded steps)."""

@@ -6,73 +6,97 @@
 --                  that holds that period is used again
 -- KEYS[3..n+2]     one bitmap per period
 -- KEYS[n+3..2n+2]  one index sorted set per period (period suffix scored by its start)
--- KEYS[2n+3]       the catalogue, when ARGV[5] = 1 (single node only)
--- KEYS[next]       the kind of user ids of the PREFIX, when ARGV[9] is not "" (single node only)
--- KEYS[next 2]     the id mapping hash and its sequence, when ARGV[6] = 1 (single node only)
+-- KEYS[2n+3]       the catalogue, when the catalogue flag is 1 (single node only)
+-- KEYS[next]       the kind of user ids of the PREFIX, when a kind is given (single node only)
+-- KEYS[next 2]     the id mapping hash and its sequence, when the map flag is 1 (single node)
 -- ARGV[1]          "1" when the caller found nothing to check: the bitmap's meta and listing
 --                  are confirmed, the id kind is known, no id is to be mapped, and by the
 --                  caller's clock no period is near its end and no mark is ahead
 -- ARGV[2]          m, the number of offsets;  ARGV[3]  n, the number of periods
--- ARGV[4]          bitmap name;  ARGV[5]  1 when the catalogue key is given
--- ARGV[6]          1 when the id must be mapped (then m = 1 and the offset is that id)
--- ARGV[7]          the periods as stored in meta (e.g. "day,week,month")
--- ARGV[8]          TTL of the generation key (ms), at least the cache TTL
--- ARGV[9]          the kind of these ids, "int" or "mapped", to check against (and record as)
---                  the PREFIX's kind; "" when it is known (checked before, or on the cluster)
--- ARGV[10]         the time of the latest mark (epoch seconds);  ARGV[11]  how many seconds
---                  it may be ahead of the Redis clock (later: refused, nothing written)
--- ARGV[12..n+11]   per period, space-separated: suffix, start, end (epoch seconds), when its
---                  key expires (ms: the end of its retention), the start of the oldest period
---                  of its kind kept
--- ARGV[n+12..]     the m bit offsets
+-- ARGV[4]          the time of the latest mark (epoch seconds)
+-- ARGV[5]          what only the slow path reads, one line each: "catalogue flag, map flag
+--                  (then m = 1 and the offset is the id to map), TTL of the generation key (ms),
+--                  the kind of these ids ("int", "mapped"; "-" when known: checked before, or on
+--                  the cluster), how many seconds a mark may be ahead of the Redis clock (later:
+--                  refused, nothing written), the periods as stored in meta"; then per period
+--                  "suffix, start, end (epoch seconds), when its key expires (ms: the end of its
+--                  retention), the start of the oldest period of its kind kept"
+-- ARGV[6]          the bitmap's name;  ARGV[7..m+6]  the bit offsets
 -- Fast path: when the caller found nothing to check and every period key exists (so it was
--- indexed and given its expiry when it was made), the marks are m * n SETBITs and nothing else.
--- Otherwise, by the Redis clock: a mark more than ARGV[11] s ahead is refused; a period whose
--- retention is over is not written (a backfill older than BITMAP_RETENTION is not kept); a
--- period first marked gets its expiry and its index entry, and its index loses the periods
+-- indexed and given its expiry when it was made), the marks are one SETBIT (one BITFIELD for
+-- many offsets) per period and nothing else.
+-- Otherwise, by the Redis clock: a mark more than the allowed seconds ahead is refused; a period
+-- whose retention is over is not written (a backfill older than BITMAP_RETENTION is not kept);
+-- a period first marked gets its expiry and its index entry, and its index loses the periods
 -- that left retention; the index and the meta hash expire no earlier than their newest
 -- period. So a bitmap nobody marks any more disappears by itself.
--- Returns {1 while the bitmap is not known to be listed (the caller lists it), the first bit
--- offset}, {-2, the first bit offset} when every period is past its retention (nothing
--- written), or {-1, the PREFIX's kind} when these ids are of the other kind (nothing written).
+-- Returns 0 from the fast path; else {1 while the bitmap is not known to be listed (the caller
+-- lists it), the first bit offset}, {-2, the first bit offset} when every period is past its
+-- retention (nothing written), or {-1, the PREFIX's kind} when these ids are of the other kind
+-- (nothing written).
+local m, n = tonumber(ARGV[2]), tonumber(ARGV[3])
+local first, last = 7, m + 6
+
+-- Set `offsets` in `key`: SETBIT for one, BITFIELD SET u1 for many (1000 per command).
+local function set_bits(key, offsets)
+    if #offsets == 1 then
+        redis.call('SETBIT', key, offsets[1], 1)
+        return
+    end
+    for from = 1, #offsets, 1000 do
+        local args = {}
+        for j = from, math.min(from + 999, #offsets) do
+            args[#args + 1] = 'SET'
+            args[#args + 1] = 'u1'
+            args[#args + 1] = offsets[j]
+            args[#args + 1] = 1
+        end
+        redis.call('BITFIELD', key, unpack(args))
+    end
+end
+
+if ARGV[1] == '1' and redis.call('EXISTS', unpack(KEYS, 3, n + 2)) == n then
+    if m == 1 then
+        for i = 3, n + 2 do
+            redis.call('SETBIT', KEYS[i], ARGV[first], 1)
+        end
+    else
+        local offsets = {unpack(ARGV, first, last)}
+        for i = 3, n + 2 do
+            set_bits(KEYS[i], offsets)
+        end
+    end
+    return 0
+end
 --#include lib/new_generation.lua
 --#include lib/clock.lua
 --#include lib/slices.lua
-local m, n = tonumber(ARGV[2]), tonumber(ARGV[3])
-local first = n + 12
-local last = first + m - 1
-if ARGV[1] == '1' and redis.call('EXISTS', unpack(KEYS, 3, n + 2)) == n then
-    for i = 3, n + 2 do
-        local key = KEYS[i]
-        for j = first, last do
-            redis.call('SETBIT', key, ARGV[j], 1)
-        end
-    end
-    return {0, tonumber(ARGV[first])}
+local lines = {}
+for line in string.gmatch(ARGV[5], '[^\n]+') do
+    lines[#lines + 1] = line
 end
-local has_catalogue = tonumber(ARGV[5])
+local has_catalogue, map_flag, gen_ttl, kind, ahead, stored_periods =
+    string.match(lines[1], '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$')
+has_catalogue = tonumber(has_catalogue)
 local now, now_ms, time = server_clock()
-local refusal = ahead_refusal('bitmap ' .. ARGV[4], ARGV[10], now, tonumber(ARGV[11]))
+local refusal = ahead_refusal('bitmap ' .. ARGV[6], ARGV[4], now, tonumber(ahead))
 if refusal then
     return refusal
 end
 local has_kind = 0
-if ARGV[9] ~= '' then
+if kind ~= '-' then
     -- Integer ids and mapped ids (offsets 0, 1, ...) would collide: one kind per PREFIX.
     has_kind = 1
     local kind_key = KEYS[2 * n + 3 + has_catalogue]
     local stored = redis.call('GET', kind_key)
     if not stored then
-        redis.call('SET', kind_key, ARGV[9])
-    elseif stored ~= ARGV[9] then
+        redis.call('SET', kind_key, kind)
+    elseif stored ~= kind then
         return {-1, stored}
     end
 end
-local offsets = {}
-for j = first, last do
-    offsets[#offsets + 1] = ARGV[j]
-end
-if tonumber(ARGV[6]) == 1 then
+local offsets = {unpack(ARGV, first, last)}
+if tonumber(map_flag) == 1 then
     local base = 2 * n + 3 + has_catalogue + has_kind
     local map, seq = KEYS[base], KEYS[base + 1]
     local offset = redis.call('HGET', map, ARGV[first])
@@ -89,14 +113,12 @@ local stale, written, meta_expiry = false, false, nil
 local unlisted = redis.call('HEXISTS', KEYS[1], 'listed') == 0
 for i = 1, n do
     local suffix, start, finish, expires, oldest =
-        string.match(ARGV[11 + i], '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
+        string.match(lines[1 + i], '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
     expires = tonumber(expires)
     if expires > now_ms then
         local key, index = KEYS[2 + i], KEYS[2 + n + i]
         written = true
-        for _, offset in ipairs(offsets) do
-            redis.call('SETBIT', key, offset, 1)
-        end
+        set_bits(key, offsets)
         if redis.call('ZADD', index, start, suffix) == 1 then
             -- A period first marked: its expiry; periods of its kind past retention go (their
             -- keys have expired by now, unless marked under a longer retention), a few a time.
@@ -121,14 +143,14 @@ if not written then
     return {-2, tonumber(offsets[1])}  -- every period is past its retention: nothing kept
 end
 if stale then
-    new_generation(KEYS[2], time, ARGV[8])
+    new_generation(KEYS[2], time, gen_ttl)
 end
-redis.call('HSET', KEYS[1], 'periods', ARGV[7])
+redis.call('HSET', KEYS[1], 'periods', stored_periods)
 if meta_expiry then
     expire_no_earlier(KEYS[1], meta_expiry, now_ms)
 end
 if unlisted and has_catalogue == 1 then
-    redis.call('ZADD', KEYS[2 * n + 3], 0, ARGV[4])
+    redis.call('ZADD', KEYS[2 * n + 3], 0, ARGV[6])
     redis.call('HSET', KEYS[1], 'listed', 1)
     unlisted = false
 end
