@@ -78,6 +78,10 @@ class _IdCache:
         need not check it."""
         return self._kinds.get(self._scope(client, prefix)) == kind
 
+    def holds_in(self, server: str, prefix: str, kind: str) -> bool:
+        """:meth:`holds` for a known server identity and prefix (the hot path of a mark)."""
+        return self._kinds.get((server, prefix)) == kind
+
     def set_holds(self, client: RedisClient, kind: str) -> None:
         with self._lock:
             self._kinds[self._scope(client)] = kind

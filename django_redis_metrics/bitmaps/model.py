@@ -89,6 +89,7 @@ class UniqueBitmap(Metric):
     def __init__(self, name: str, periods: Sequence[str] = DEFAULT_PERIODS) -> None:
         self.name = validate_name(name, "bitmap name")
         self.periods = validate_periods(periods)
+        self._periods_csv = ",".join(self.periods)
 
     @classmethod
     def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> UniqueBitmap:
@@ -107,6 +108,11 @@ class UniqueBitmap(Metric):
     def key(self, period: Period) -> str:
         """The bitmap of one period, e.g. ``metrics:bitmap:{active}:week:2020-W53``."""
         return metric_key(KIND, self.name, period.name, period.suffix)
+
+    def period_keys(self, periods: tuple[Period, ...]) -> list[str]:
+        """The keys of ``periods`` (the prefix read once)."""
+        base = metric_key(KIND, self.name)
+        return [f"{base}:{p.name}:{p.suffix}" for p in periods]
 
     @property
     def gen_key(self) -> str:
@@ -232,9 +238,9 @@ class UniqueBitmap(Metric):
             kind = "mapped"
         if cluster and kind == "int":
             check_int_kind(client)
-        csv = ",".join(self.periods)
+        csv = self._periods_csv
         fact = marking.meta_fact(server, plan.keys[0], csv)
-        kind_known = cluster or (not mapped and id_cache.holds(client, kind, context.prefix))
+        kind_known = cluster or (not mapped and id_cache.holds_in(server, context.prefix, kind))
         fast = (
             kind_known
             and not mapped
@@ -377,24 +383,16 @@ class UniqueBitmap(Metric):
             else self._period(period).shift(-(periods - 1))
         )
         keys = [self.key(first.shift(i)) for i in range(periods)]
-        token, step = uuid.uuid4().hex, MAX_SCRIPT_SOURCES - 1
-        calls: list[tuple[int, list[str]]] = []
-        for i in range(periods):
-            later = keys[i + 1 :]
-            for chunk in range(0, max(len(later), 1), step):
-                temp = temp_key(KIND, self.name, f"cohort:{token}:{len(calls)}")
-                calls.append((i, [keys[i], *later[chunk : chunk + step], temp]))
+        token = uuid.uuid4().hex
+        calls = planning.cohort_calls(
+            keys, lambda n: temp_key(KIND, self.name, f"cohort:{token}:{n}"), MAX_SCRIPT_SOURCES
+        )
         cohort = script("bitmap_cohort")
 
         def fill(pipe: Any) -> None:
             for _, call_keys in calls:
                 cohort.queue(pipe, call_keys, [TEMP_TTL_MS])
 
-        rows: list[list[int]] = [[] for _ in range(periods)]
         replies = read_with_scripts(get_redis_connection(), fill, [cohort])
-        for (i, _), reply in zip(calls, replies, strict=True):
-            if isinstance(reply, Exception):
-                raise reply
-            counts = [int(v) for v in reply]
-            rows[i] += counts[1:] if rows[i] else counts
+        rows = planning.cohort_rows(periods, calls, replies)
         return rows

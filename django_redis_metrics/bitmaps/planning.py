@@ -1,4 +1,5 @@
-"""Range planning: which period keys cover a range of days, computed on dates, without I/O.
+"""Query planning without I/O: which period keys cover a range of days, and the script calls of
+a retention table.
 
 A range of days is covered by whole months, then whole ISO weeks, then the days left over (only
 the kinds of period a bitmap keeps): 12 keys at most for any 30 days instead of 30. The cover
@@ -9,8 +10,10 @@ free of I/O so that the sync and async APIs plan their queries the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, timedelta, tzinfo
 from functools import lru_cache
+from typing import Any
 
 from ..core.periods import Day, Month, Period, Week
 from ..core.timeutil import When, to_timestamp
@@ -51,32 +54,36 @@ def cover(kept: tuple[str, ...], first: date, last: date, zone: tzinfo) -> tuple
     """The fewest keys whose union is exactly the days ``first`` to ``last`` (inclusive) in
     ``zone``, in time order; ``ValueError`` when ``kept`` has no day keys for a leftover day.
 
-    Months first, then ISO weeks whose first day in the range is not yet covered, then days.
+    Whole months first, then whole ISO weeks not inside a chosen month, then the days left.
     """
     if last < first:
         raise ValueError("end must not be before start.")
     after = last + ONE_DAY
-    covered: set[date] = set()
-    chosen: list[tuple[str, date]] = []
-    for kind in ("month", "week"):
-        if kind not in kept:
-            continue
-        start_of, end_of = _KINDS[kind]
-        seen: set[date] = set()
-        day = first
-        while day <= last:
-            start = start_of(day)
-            if start not in seen and day not in covered:
-                seen.add(start)
-                end = end_of(start)
-                if start >= first and end <= after:
-                    chosen.append((kind, start))
-                    covered.update(start + timedelta(days=i) for i in range((end - start).days))
-            day += ONE_DAY
+    chosen: list[tuple[date, date, str]] = []
+    months: list[tuple[date, date]] = []
+    if "month" in kept:
+        start = _month_start(first)
+        while start <= last:
+            end = _month_end(start)
+            if start >= first and end <= after:
+                chosen.append((start, end, "month"))
+                months.append((start, end))
+            start = end
+    if "week" in kept:
+        start = _week_start(first)
+        while start <= last:
+            end = _week_end(start)
+            # A whole week is taken unless whole months already cover every day of it.
+            if start >= first and end <= after and not _covered(start, end, months):
+                chosen.append((start, end, "week"))
+            start = end
+    covered = sorted((start, end) for start, end, _kind in chosen)
     leftover = []
-    day = first
+    day, index = first, 0
     while day <= last:
-        if day not in covered:
+        while index < len(covered) and covered[index][1] <= day:
+            index += 1
+        if not any(s <= day < e for s, e in covered[index : index + 2]):
             leftover.append(day)
         day += ONE_DAY
     if leftover and "day" not in kept:
@@ -84,15 +91,31 @@ def cover(kept: tuple[str, ...], first: date, last: date, zone: tzinfo) -> tuple
             f"keeps no day keys, so it cannot answer a range that is not made of whole "
             f"{' or '.join(kept)}s."
         )
-    periods: list[Period] = [
-        Month.of(start.year, start.month, zone) if kind == "month" else Week.of(*_iso(start), zone)
-        for kind, start in chosen
-    ]
-    days: dict[float, Period] = {}
-    for day in leftover:  # a date the zone skips (no instant) is the next day: kept once
-        period = Day.of(day, zone)
-        days.setdefault(period.start_ts, period)
-    return tuple(sorted([*periods, *days.values()]))
+    parts = [(start, end, kind) for start, end, kind in chosen]
+    parts += [(day, day + ONE_DAY, "day") for day in leftover]
+    periods: list[Period] = []
+    seen: set[float] = set()
+    for start, _end, kind in sorted(parts):
+        if kind == "month":
+            periods.append(Month.of(start.year, start.month, zone))
+        elif kind == "week":
+            periods.append(Week.of(*_iso(start), zone))
+        else:
+            period = Day.of(start, zone)
+            if period.start_ts not in seen:  # a date the zone skips is the next day: once
+                seen.add(period.start_ts)
+                periods.append(period)
+    return tuple(periods)
+
+
+def _covered(start: date, end: date, spans: list[tuple[date, date]]) -> bool:
+    """Whether every day of ``[start, end)`` lies in one of ``spans``."""
+    day = start
+    while day < end:
+        if not any(s <= day < e for s, e in spans):
+            return False
+        day += ONE_DAY
+    return True
 
 
 def _iso(start: date) -> tuple[int, int]:
@@ -105,3 +128,30 @@ def split(periods: tuple[Period, ...], settled: float) -> tuple[tuple[Period, ..
     over = tuple(p for p in periods if p.end_ts <= settled)
     running = tuple(p for p in periods if p.end_ts > settled)
     return tuple(part for part in (over, running) if part)
+
+
+def cohort_calls(
+    keys: list[str], temp: Callable[[int], str], most_sources: int
+) -> list[tuple[int, list[str]]]:
+    """The script calls of a retention table over the period ``keys``: per row, its first
+    period's key, up to ``most_sources - 1`` later ones and a temporary key ``temp(n)``."""
+    step = most_sources - 1
+    calls: list[tuple[int, list[str]]] = []
+    for row in range(len(keys)):
+        later = keys[row + 1 :]
+        for chunk in range(0, max(len(later), 1), step):
+            calls.append((row, [keys[row], *later[chunk : chunk + step], temp(len(calls))]))
+    return calls
+
+
+def cohort_rows(
+    periods: int, calls: list[tuple[int, list[str]]], replies: Sequence[Any]
+) -> list[list[int]]:
+    """The table from the calls' replies (each ``[head count, count with each later key]``)."""
+    rows: list[list[int]] = [[] for _ in range(periods)]
+    for (row, _), reply in zip(calls, replies, strict=True):
+        if isinstance(reply, Exception):
+            raise reply
+        counts = [int(v) for v in reply]
+        rows[row] += counts[1:] if rows[row] else counts
+    return rows

@@ -52,6 +52,8 @@ class Bitmap(Protocol):
 
     def key(self, period: Period) -> str: ...
 
+    def period_keys(self, periods: tuple[Period, ...]) -> list[str]: ...
+
 
 class BitmapQuery:
     """A lazy set of users: evaluated in Redis by ``count()`` and ``in``, never in Python.
@@ -100,7 +102,7 @@ class PeriodUnion(BitmapQuery):
 
     @cached_property
     def keys(self) -> list[str]:
-        return [self.bitmap.key(p) for p in self.periods]
+        return self.bitmap.period_keys(self.periods)
 
     @cached_property
     def cache_key(self) -> str:
