@@ -48,6 +48,17 @@ def bitmaps(options: argparse.Namespace, rows: list[Row], notes: list[str]) -> N
     for user, ts in marks:
         truth[datetime.fromtimestamp(ts, UTC).date()].add(user)
 
+    from django_redis_metrics import get_redis_connection
+
+    client = get_redis_connection()
+    cpu: dict[str, list[float]] = defaultdict(list)
+
+    def with_cpu(name: str, action: Any) -> float:
+        before = server_cpu(client)
+        result = per_second(len(marks), action)
+        cpu[name].append((server_cpu(client) - before) / len(marks) * 1e6)
+        return result
+
     def peer_bulk(i: int) -> float:
         def load() -> None:
             pipe = bitmapist.get_redis(PEER).pipeline(transaction=False)
@@ -57,15 +68,13 @@ def bitmaps(options: argparse.Namespace, rows: list[Row], notes: list[str]) -> N
                     pipe.execute()
             pipe.execute()
 
-        return per_second(len(marks), load)
+        return with_cpu("peer", load)
 
     bulk = interleaved(
         options.rounds,
         {
             "peer": peer_bulk,
-            "ours": lambda i: per_second(
-                len(marks), lambda: UniqueBitmap(f"bulk{i}").mark_many(marks)
-            ),
+            "ours": lambda i: with_cpu("ours", lambda: UniqueBitmap(f"bulk{i}").mark_many(marks)),
         },
     )
     ours = UniqueBitmap("bulk0")
@@ -78,6 +87,15 @@ def bitmaps(options: argparse.Namespace, rows: list[Row], notes: list[str]) -> N
             f"`mark_event` on a pipeline {rate(bulk['peer'])}",
             f"`mark_many` {rate(bulk['ours'])}",
             bulk["ours"] / bulk["peer"],
+        )
+    )
+    peer_cpu, our_cpu = statistics.median(cpu["peer"]), statistics.median(cpu["ours"])
+    rows.append(
+        (
+            "Redis CPU per mark, bulk load (INFO cpu)",
+            f"{peer_cpu:.2f} µs",
+            f"{our_cpu:.2f} µs",
+            our_cpu / peer_cpu,
         )
     )
     one_by_one(options, rows, notes)

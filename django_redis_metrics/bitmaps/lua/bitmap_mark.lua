@@ -37,20 +37,30 @@
 local m, n = tonumber(ARGV[2]), tonumber(ARGV[3])
 local first, last = 7, m + 6
 
--- Set `offsets` in `key`: SETBIT for one, BITFIELD SET u1 for many (1000 per command).
-local function set_bits(key, offsets)
+-- The arguments of BITFIELD setting `offsets` (SET u1 <offset> 1 each), in chunks of 1000 bits.
+local function bitfield_args(offsets)
+    local chunks, args, k = {}, {}, 0
+    for _, offset in ipairs(offsets) do
+        args[k + 1], args[k + 2], args[k + 3], args[k + 4] = 'SET', 'u1', offset, '1'
+        k = k + 4
+        if k == 4000 then
+            chunks[#chunks + 1], args, k = args, {}, 0
+        end
+    end
+    if k > 0 then
+        chunks[#chunks + 1] = args
+    end
+    return chunks
+end
+
+-- Set `offsets` in `key`: SETBIT for one, else BITFIELD with `chunks` (bitfield_args, made
+-- once for every key).
+local function set_bits(key, offsets, chunks)
     if #offsets == 1 then
         redis.call('SETBIT', key, offsets[1], 1)
         return
     end
-    for from = 1, #offsets, 1000 do
-        local args = {}
-        for j = from, math.min(from + 999, #offsets) do
-            args[#args + 1] = 'SET'
-            args[#args + 1] = 'u1'
-            args[#args + 1] = offsets[j]
-            args[#args + 1] = 1
-        end
+    for _, args in ipairs(chunks) do
         redis.call('BITFIELD', key, unpack(args))
     end
 end
@@ -62,8 +72,9 @@ if ARGV[1] == '1' and redis.call('EXISTS', unpack(KEYS, 3, n + 2)) == n then
         end
     else
         local offsets = {unpack(ARGV, first, last)}
+        local chunks = bitfield_args(offsets)
         for i = 3, n + 2 do
-            set_bits(KEYS[i], offsets)
+            set_bits(KEYS[i], offsets, chunks)
         end
     end
     return 0
@@ -109,6 +120,7 @@ if tonumber(map_flag) == 1 then
     end
     offsets = {offset}
 end
+local chunks = #offsets > 1 and bitfield_args(offsets) or {}
 local stale, written, meta_expiry = false, false, nil
 local unlisted = redis.call('HEXISTS', KEYS[1], 'listed') == 0
 for i = 1, n do
@@ -118,7 +130,7 @@ for i = 1, n do
     if expires > now_ms then
         local key, index = KEYS[2 + i], KEYS[2 + n + i]
         written = true
-        set_bits(key, offsets)
+        set_bits(key, offsets, chunks)
         if redis.call('ZADD', index, start, suffix) == 1 then
             -- A period first marked: its expiry; periods of its kind past retention go (their
             -- keys have expired by now, unless marked under a longer retention), a few a time.
