@@ -27,6 +27,7 @@ from datetime import tzinfo
 from django.conf import settings
 
 from ..conf import conf
+from ..core.batch import ScriptCall
 from ..core.keys import catalogue_key, metric_key
 from ..core.periods import Period, get_zone, period_class
 from ..core.retention import MAX_AHEAD
@@ -295,6 +296,41 @@ def mark_args(
         *offsets,
     ]
     return keys, args
+
+
+@dataclass
+class MarkCall(ScriptCall):
+    """A ``bitmap_mark`` call, which later marks queued on the same batch may join."""
+
+    #: Marks with equal values share one call: the fast path offered, the same keys (same
+    #: bitmap, periods, server and configuration); ``None``: nothing may join.
+    joinable: tuple[object, ...] | None = None
+    latest: float = 0.0
+
+
+#: How many of a batch's last calls a mark looks through for one to join.
+JOIN_LOOKBACK = 8
+
+
+def join(calls: list[ScriptCall], call: MarkCall, most: int) -> bool:
+    """Add ``call``'s one user to a recent call of ``calls`` it may join (at most ``most``
+    users per call); whether it did. The joined call stays atomic, and a mark joins only a call
+    that runs exactly the checks it would have run alone, so neither can fail for the other."""
+    if call.joinable is None:
+        return False
+    for earlier in reversed(calls[-JOIN_LOOKBACK:]):
+        if not isinstance(earlier, MarkCall) or earlier.joinable != call.joinable:
+            continue
+        args = earlier.args
+        if not isinstance(args, list) or int(args[1]) >= most:
+            return False
+        args.append(call.args[-1])
+        args[1] = int(args[1]) + 1
+        if call.latest > earlier.latest:
+            earlier.latest = call.latest
+            args[3] = repr(call.latest)
+        return True
+    return False
 
 
 def meta_fact(server: str, base: str, periods_csv: str) -> tuple[str, str, str]:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
 from ..core.base import Metric
-from ..core.batch import Batch, ScriptCall, read_with_scripts, run_calls
+from ..core.batch import Batch, read_with_scripts, run_calls
 from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import metric_key, temp_key, to_str, validate_name
 from ..core.periods import (
@@ -43,7 +43,7 @@ from .ids import (
     read_bits,
     resolve_ids,
 )
-from .marking import MarkSettings
+from .marking import MarkCall, MarkSettings
 from .marking import generation_ttl_ms as generation_ttl_ms  # the cleaner imports it from here
 from .query import KIND, MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
 from .retention import retention
@@ -149,9 +149,10 @@ class UniqueBitmap(Metric):
         """Set ``user_id``'s bit in every configured period holding ``when``: one atomic round
         trip (a first-seen str/UUID id on Redis Cluster costs one more, to map it).
 
-        With ``batch``, the write is queued and sent with the batch's other writes. With
-        ``defer=True`` it is checked now and handed to the process's sender, as the
-        middleware's writes are: it never waits on Redis nor raises because Redis is away.
+        With ``batch``, the write is queued and sent with the batch's other writes (marks of
+        this bitmap now may share one script call). With ``defer=True`` it is checked now and
+        handed to the process's sender, as the middleware's writes are: it never waits on Redis
+        nor raises because Redis is away.
         """
         context = marking.mark_settings(retention)
         value = normalize_id(user_id, context.highest)
@@ -162,17 +163,17 @@ class UniqueBitmap(Metric):
         client = get_redis_connection()
         call = self._mark_call(client, value, timestamp, context)
         if batch is not None:
-            batch.add(call)
+            if not marking.join(batch.calls, call, self.MAX_MARKS_PER_CALL):
+                batch.add(call)
         else:
             run_calls(client, [call])
 
     def mark_many(self, marks: Iterable[tuple[object, When]]) -> int:
         """Mark many ``(user_id, when)`` pairs, grouped by period; for imports and backfills.
 
-        All input is validated before anything is written (one kind of id throughout: int, or
-        str/UUID). Each script call is atomic and sets at most ``MAX_MARKS_PER_CALL`` users'
-        bits in one set of periods; up to ``CALLS_PER_ROUND_TRIP`` calls share a round trip.
-        Returns the number of script calls made.
+        All input is validated before anything is written (one kind of id throughout). Each
+        script call is atomic and sets at most ``MAX_MARKS_PER_CALL`` users' bits in one set of
+        periods, ``CALLS_PER_ROUND_TRIP`` calls a round trip. Returns the number of calls.
         """
         context = marking.mark_settings(retention)
         groups, kind = marking.group_marks(
@@ -205,7 +206,7 @@ class UniqueBitmap(Metric):
 
     def _mark_call(
         self, client: RedisClient, value: int | str, timestamp: float, context: MarkSettings
-    ) -> ScriptCall:
+    ) -> MarkCall:
         """The script call of one mark (a first-seen str id on the cluster is mapped first)."""
         base = marking.base_key(self.name, context.prefix)
         plan = marking.plan_for(base, self.periods, timestamp, context.zone, context.keep)
@@ -229,7 +230,7 @@ class UniqueBitmap(Metric):
         *,
         mapped: bool = False,
         kind: str = "int",
-    ) -> ScriptCall:
+    ) -> MarkCall:
         """One ``bitmap_mark`` call setting ``offsets`` in ``plan``'s periods; the script's
         fast path is offered when this process has nothing left to check (see marking.py)."""
         server, cluster = client_facts(client)
@@ -260,18 +261,19 @@ class UniqueBitmap(Metric):
             latest=latest,
             catalogue=context.catalogue,
         )
-        return ScriptCall(
+        return MarkCall(
             script("bitmap_mark"),
             keys,
             args,
             after=partial(self._after_mark, offsets[0] if mapped else None, kind, fact),
+            joinable=(*keys, *fact, kind) if fast and len(offsets) == 1 else None,
+            latest=latest,
         )
 
     def _after_mark(
         self, mapped: object, kind: str, fact: tuple[str, str, str], client: RedisClient, reply: Any
     ) -> None:
-        """After a mark: the fast path's 0 needs nothing; else record what Redis confirmed
-        (the id's offset, the PREFIX's kind, the bitmap's meta and listing), list it if needed."""
+        """Record what a slow-path reply confirmed (offset, id kind, meta, listing); list it."""
         if isinstance(reply, int):
             return
         listed = int(reply[0])

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from django_redis_metrics import UniqueBitmap
+from django_redis_metrics import Batch, UniqueBitmap
 from django_redis_metrics.bitmaps import marking
 from django_redis_metrics.bitmaps import model as bitmap_model
 from django_redis_metrics.core.periods import Day, Month, Week
@@ -214,3 +214,27 @@ def test_cohorts_after_mark_many(backend: Any) -> None:
     )
     table = active.cohort("week", start=first.start_ts + 1, periods=4)
     assert table == [[len(users[i] & users[j]) for j in range(i, 4)] for i in range(4)]
+
+
+def test_marks_queued_on_a_batch_share_calls(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Marks of one bitmap now, queued on one batch (the sender's path), join one script call
+    (bounded by MAX_MARKS_PER_CALL); a mark that needs checks, or of another bitmap, does not."""
+    monkeypatch.setattr(UniqueBitmap, "MAX_MARKS_PER_CALL", 10)
+    remaining = Day.containing(time.time()).end_ts - time.time()
+    if remaining < 90:  # marks within MAX_AHEAD of midnight are checked one by one: wait
+        time.sleep(remaining + 1)
+    active, other = UniqueBitmap("active"), UniqueBitmap("other")
+    active.mark(0)
+    other.mark(0)  # both confirmed by this process: their next marks may take the fast path
+    batch = Batch()
+    for user in range(1, 26):
+        active.mark(user, batch=batch)
+        if user == 5:
+            other.mark(500, batch=batch)
+            active.mark(600, time.time() - 3 * DAY, batch=batch)  # a late mark: checked alone
+    assert len(batch.calls) == 5  # active: 10 + 10 + 5 users, other, the late mark
+    batch.execute()
+    assert active.count("day") == 26
+    assert all(user in active.day() for user in range(26))
+    assert other.count("day") == 2
+    assert 600 in active.last(4) and 600 not in active.day()
