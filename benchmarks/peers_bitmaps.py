@@ -99,6 +99,7 @@ def bitmaps(options: argparse.Namespace, rows: list[Row], notes: list[str]) -> N
         )
     )
     one_by_one(options, rows, notes)
+    batched(options, rows)
     union(options, days, truth, rows, notes)
     cohort(options, days, truth, rows, notes)
 
@@ -166,6 +167,63 @@ def one_by_one(options: argparse.Namespace, rows: list[Row], notes: list[str]) -
         "Redis CPU per mark: the server's used_cpu_sys + used_cpu_user (INFO cpu) over the "
         "one-by-one marks, divided by the marks: parsing, commands and replies alike. "
         "Commands per mark from INFO commandstats (a script's own commands are counted too)."
+    )
+
+
+def batched(options: argparse.Namespace, rows: list[Row]) -> None:
+    """Marks of 100 requests per round trip, as the sender sends them: ours on a ``Batch``
+    (marks of one bitmap join one script call), bitmapist's queued on a pipeline."""
+    import bitmapist
+
+    from django_redis_metrics import Batch, UniqueBitmap, get_redis_connection
+
+    client = get_redis_connection()
+    n, size = options.one_by_one, 100
+    users = [random.Random(-i).randrange(options.users) for i in range(n)]
+    cpu: dict[str, list[float]] = defaultdict(list)
+
+    def measured(name: str, action: Any) -> float:
+        before = server_cpu(client)
+        result = per_second(n, action)
+        cpu[name].append((server_cpu(client) - before) / n * 1e6)
+        return result
+
+    def peer(i: int) -> None:
+        pipe = bitmapist.get_redis(PEER).pipeline(transaction=False)
+        for start in range(0, n, size):
+            for user in users[start : start + size]:
+                bitmapist.mark_event(f"batch{i}", user, system=pipe, use_pipeline=False)
+            pipe.execute()
+
+    for i in range(options.rounds):  # steady state: each side's first write is not timed
+        UniqueBitmap(f"batch{i}").mark(users[0])
+        bitmapist.mark_event(f"batch{i}", users[0], system=PEER)
+
+    def ours(i: int) -> None:
+        bitmap = UniqueBitmap(f"batch{i}")
+        for start in range(0, n, size):
+            with Batch() as batch:
+                for user in users[start : start + size]:
+                    bitmap.mark(user, batch=batch)
+
+    result = interleaved(
+        options.rounds,
+        {
+            "peer": lambda i: measured("peer", lambda: peer(i)),
+            "ours": lambda i: measured("ours", lambda: ours(i)),
+        },
+    )
+    today = datetime.now(UTC).date()
+    theirs = len(bitmapist.DayEvents("batch0", today.year, today.month, today.day, PEER))
+    check("marks in batches", UniqueBitmap("batch0").count("day"), theirs, len(set(users)))
+    peer_cpu, our_cpu = statistics.median(cpu["peer"]), statistics.median(cpu["ours"])
+    rows.append(
+        (
+            f"mark, {size} a round trip (the sender's path)",
+            f"pipelined `mark_event` {rate(result['peer'])}, {peer_cpu:.2f} µs Redis CPU",
+            f"`mark(batch=)` {rate(result['ours'])}, {our_cpu:.2f} µs Redis CPU",
+            result["ours"] / result["peer"],
+        )
     )
 
 
