@@ -233,7 +233,7 @@ def server_cpu(client: Any) -> float:
 
 
 def describe(commands: dict[str, float]) -> str:
-    return ", ".join(f"{name} {calls:g}" for name, calls in sorted(commands.items()))
+    return ", ".join(f"{name} {round(calls, 2):g}" for name, calls in sorted(commands.items()))
 
 
 def union(
