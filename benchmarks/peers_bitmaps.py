@@ -248,7 +248,8 @@ def union(
     from django.conf import settings
 
     from django_redis_metrics import UniqueBitmap
-    from django_redis_metrics.bitmaps import planning, query
+    from django_redis_metrics.bitmaps import query
+    from django_redis_metrics.core import cover
 
     last30 = days[-30:]
     expected = len(set().union(*(truth[d] for d in last30)))
@@ -288,7 +289,7 @@ def union(
         program.emit(ours.between(last30[0], last30[-1]))
 
     def plan_cold() -> None:
-        planning.cover.cache_clear()
+        cover.cover.cache_clear()
         plan()
 
     warm_us = statistics.median(timed_ms(plan) for _ in range(5)) * 1000

@@ -1,4 +1,5 @@
-"""Realtime metrics for Django, stored in Redis: counters, event series and unique-user bitmaps."""
+"""Realtime metrics for Django, stored in Redis: counters, event series, unique-user bitmaps and
+unique estimates."""
 
 from __future__ import annotations
 
@@ -6,8 +7,21 @@ from .bitmaps import UniqueBitmap
 from .core.batch import Batch
 from .core.connection import get_redis_connection
 from .counter import Counter
+from .estimates import UniqueEstimate
 from .events import EventSeries
+from .gauge import Gauge
 from .sending.sender import flush
+from .statistic import Statistic
 
-__all__ = ["Batch", "Counter", "EventSeries", "UniqueBitmap", "flush", "get_redis_connection"]
+__all__ = [
+    "Batch",
+    "Counter",
+    "EventSeries",
+    "Gauge",
+    "Statistic",
+    "UniqueBitmap",
+    "UniqueEstimate",
+    "flush",
+    "get_redis_connection",
+]
 __version__ = "0.1.0"

@@ -11,6 +11,8 @@ django_redis_metrics.E006  TIME_ZONE is not a known time zone
 django_redis_metrics.E007  a socket timeout is not a positive number
 django_redis_metrics.E008  COUNTER_PRECISIONS is not a list of positive ints
 django_redis_metrics.E009  COUNTER_SAMPLES is not a positive int
+django_redis_metrics.E010  STATISTIC_PRECISIONS is not a list of positive ints
+django_redis_metrics.E011  STATISTIC_SAMPLES is not a positive int
 django_redis_metrics.E020  EVENT_RETENTION is not a positive number of seconds
 django_redis_metrics.E021  EVENT_MAX_VALUES is not a positive int
 django_redis_metrics.E030  BITMAP_RETENTION is not a dict of period name -> positive int
@@ -30,6 +32,7 @@ django_redis_metrics.E048  SEND_RETRY_DELAY or SEND_RETRY_MAX_DELAY is not a pos
 django_redis_metrics.E050  ADMIN_PAGE_SIZE is not a positive int
 django_redis_metrics.E051  DASHBOARD is not a list of dashboard tiles (names, dotted paths of
                            Tile subclasses, or {"tile": ..., **options})
+django_redis_metrics.E070  ESTIMATE_RETENTION is not a dict of period name -> positive int
 =========================  ==========================================================
 """
 
@@ -52,6 +55,7 @@ from .core.connection import is_url
 from .core.keys import validate_name, validate_prefix
 from .core.retention import validate_precisions, validate_samples
 from .core.validation import positive_int, seconds
+from .estimates.retention import validate_retention as estimates_validate_retention
 from .events.model import validate_max_values
 from .events.model import validate_retention as events_validate_retention
 
@@ -90,6 +94,10 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     )
     errors += _validated(value["COUNTER_SAMPLES"], validate_samples, "COUNTER_SAMPLES", "E009")
     errors += _validated(
+        value["STATISTIC_PRECISIONS"], validate_precisions, "STATISTIC_PRECISIONS", "E010"
+    )
+    errors += _validated(value["STATISTIC_SAMPLES"], validate_samples, "STATISTIC_SAMPLES", "E011")
+    errors += _validated(
         value["EVENT_RETENTION"], events_validate_retention, "EVENT_RETENTION", "E020"
     )
     errors += _validated(value["EVENT_MAX_VALUES"], validate_max_values, "EVENT_MAX_VALUES", "E021")
@@ -98,6 +106,9 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     )
     errors += _validated(value["BITMAP_CACHE_TTL"], validate_cache_ttl, "BITMAP_CACHE_TTL", "E031")
     errors += _validated(value["MAX_USER_ID"], validate_max_user_id, "MAX_USER_ID", "E032")
+    errors += _validated(
+        value["ESTIMATE_RETENTION"], estimates_validate_retention, "ESTIMATE_RETENTION", "E070"
+    )
     errors += check_integration(value)
     return errors
 

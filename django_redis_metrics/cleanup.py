@@ -1,7 +1,7 @@
 """Every kind of metric's cleaner in one registry, and the loop ``clean_metrics --loop`` runs.
 
 Each cleaner lives beside its model (``counter/cleaner.py``, ``events/cleaner.py``,
-``bitmaps/cleaner.py``); stray temporary keys are ``core/cleaning.py``'s.
+``bitmaps/cleaner.py``, ``estimates/cleaner.py``); stray temporary keys are ``core/cleaning.py``'s.
 """
 
 from __future__ import annotations
@@ -16,8 +16,14 @@ from .core.connection import REDIS_ERRORS, RedisClient, get_redis_connection
 from .core.timeutil import When
 from .counter.cleaner import clean_counters
 from .counter.model import KIND as COUNTER_KIND
+from .estimates.cleaner import clean_estimates
+from .estimates.query import KIND as ESTIMATE_KIND
 from .events.cleaner import clean_event_series
 from .events.keys import KIND as EVENTS_KIND
+from .gauge.cleaner import clean_gauges
+from .gauge.model import KIND as GAUGE_KIND
+from .statistic.cleaner import clean_statistics
+from .statistic.model import KIND as STATISTIC_KIND
 
 #: Seconds between passes of ``--loop``; counters are cleaned at about the rate they are written.
 PASS_INTERVAL = 60
@@ -27,6 +33,9 @@ CLEANERS: dict[str, Cleaner] = {
     COUNTER_KIND: clean_counters,
     EVENTS_KIND: clean_event_series,
     BITMAP_KIND: clean_bitmaps,
+    ESTIMATE_KIND: clean_estimates,
+    STATISTIC_KIND: clean_statistics,
+    GAUGE_KIND: clean_gauges,
     TEMP_KIND: clean_temporary,
 }
 

@@ -15,10 +15,15 @@ SETTING_NAME = "DJANGO_REDIS_METRICS"
 
 DEFAULT_PRECISIONS: tuple[int, ...] = (1, 5, 60, 300, 3600, 18000, 86400)
 DEFAULT_SAMPLES = 120
+#: A Statistic's default precisions: minutes, 5 minutes, hours and days (a slice of a statistic
+#: costs up to about 1 KB, a counter's 7 bytes, hence no 1 s slices by default).
+DEFAULT_STATISTIC_PRECISIONS: tuple[int, ...] = (60, 300, 3600, 86400)
 #: Periods of each kind a UniqueBitmap keeps, counting the current one: 2 days of hours, about
 #: 3 months of days, 2 years of ISO weeks, 5 years of months.
 DEFAULT_BITMAP_RETENTION: dict[str, int] = {"hour": 48, "day": 92, "week": 105, "month": 60}
 DEFAULT_EVENT_RETENTION = 30 * 86400
+#: Periods of each kind a UniqueEstimate keeps, counting the current one (as for bitmaps).
+DEFAULT_ESTIMATE_RETENTION: dict[str, int] = {"hour": 48, "day": 92, "week": 105, "month": 60}
 #: View names (``fnmatch`` patterns) the middleware does not count: the admin, health checks.
 DEFAULT_EXCLUDE_VIEWS: tuple[str, ...] = (
     "admin:*",
@@ -52,11 +57,14 @@ DEFAULTS: dict[str, Any] = {
     "SOCKET_CONNECT_TIMEOUT": 2.0,
     "COUNTER_PRECISIONS": DEFAULT_PRECISIONS,
     "COUNTER_SAMPLES": DEFAULT_SAMPLES,
+    "STATISTIC_PRECISIONS": DEFAULT_STATISTIC_PRECISIONS,
+    "STATISTIC_SAMPLES": DEFAULT_SAMPLES,
     "BITMAP_RETENTION": DEFAULT_BITMAP_RETENTION,
     "BITMAP_CACHE_TTL": 86400,
     "MAX_USER_ID": 2**27 - 1,
     "EVENT_RETENTION": DEFAULT_EVENT_RETENTION,
     "EVENT_MAX_VALUES": 1000,
+    "ESTIMATE_RETENTION": DEFAULT_ESTIMATE_RETENTION,
     # Django integration (middleware.py, decorators.py, sending/)
     "HITS_COUNTER": "hits",
     "VIEW_COUNTER": "hits:{view}",
@@ -158,6 +166,13 @@ class Settings:
         """Distinct values an ``EventSeries`` indexes per field unless it sets ``max_values``
         (validated where it is used)."""
         return self.get("EVENT_MAX_VALUES")
+
+    @property
+    def ESTIMATE_RETENTION(self) -> dict[str, int]:
+        """Periods a ``UniqueEstimate`` keeps per period kind; kinds not given keep their
+        default (validated where it is used)."""
+        value: Mapping[str, int] = self.get("ESTIMATE_RETENTION")
+        return {**DEFAULT_ESTIMATE_RETENTION, **value}
 
     # Django integration
 

@@ -55,6 +55,10 @@ def test_defaults_and_good_settings_pass(settings):
         # Upper bounds: each limit that protects Redis (see docs/settings.md).
         ({"COUNTER_PRECISIONS": [60, 2**63]}, ["django_redis_metrics.E008"]),
         ({"COUNTER_SAMPLES": 2**63}, ["django_redis_metrics.E009"]),
+        ({"STATISTIC_PRECISIONS": [0, 60]}, ["django_redis_metrics.E010"]),
+        ({"STATISTIC_PRECISIONS": None}, ["django_redis_metrics.E010"]),
+        ({"STATISTIC_SAMPLES": 0}, ["django_redis_metrics.E011"]),
+        ({"STATISTIC_SAMPLES": "120"}, ["django_redis_metrics.E011"]),
         ({"EVENT_RETENTION": 10**400}, ["django_redis_metrics.E020"]),
         ({"EVENT_RETENTION": 101 * 366 * 86400}, ["django_redis_metrics.E020"]),
         ({"EVENT_MAX_VALUES": 10**6}, ["django_redis_metrics.E021"]),
@@ -63,6 +67,9 @@ def test_defaults_and_good_settings_pass(settings):
         ({"MAX_USER_ID": -1}, ["django_redis_metrics.E032"]),
         ({"MAX_USER_ID": True}, ["django_redis_metrics.E032"]),
         ({"MAX_VIEW_COUNTERS": 10**6}, ["django_redis_metrics.E042"]),
+        ({"ESTIMATE_RETENTION": {"day": 0}}, ["django_redis_metrics.E070"]),
+        ({"ESTIMATE_RETENTION": {"year": 3}}, ["django_redis_metrics.E070"]),
+        ({"ESTIMATE_RETENTION": [("day", 3)]}, ["django_redis_metrics.E070"]),
     ],
 )
 def test_each_bad_setting_has_its_id(settings, value, expected):

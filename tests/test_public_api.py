@@ -8,3 +8,40 @@ def test_incr_and_series(backend):
     assert hits.series(1) == [(120, 1), (121, 3)]
     assert hits.series(60) == [(120, 4)]
     assert Counter.objects.names() == ["hits"]
+
+
+def test_unique_estimate(backend):
+    import time
+
+    from django_redis_metrics import UniqueEstimate
+
+    visitors = UniqueEstimate("visitors", periods=("day", "week", "month"))
+    for item in ("a", 2, "2", "b"):
+        visitors.add(item, when=None)
+    assert visitors.count("day") == 3
+    assert visitors.count("week", when=None) == 3
+    assert visitors.between(time.time() - 86400 * 3, time.time()).count() == 3
+    assert UniqueEstimate.objects.names() == ["visitors"]
+
+
+def test_statistic_and_gauge(backend):
+    import django_redis_metrics
+    from django_redis_metrics import Gauge, Statistic
+
+    assert {"Statistic", "Gauge"} <= set(django_redis_metrics.__all__)
+    latency = Statistic("latency", precisions=[60, 3600], samples=5)
+    latency.record(10, when=120.5)
+    latency.record(30.0, when=130)
+    summary = latency.summary(60, when=120)
+    assert (summary["count"], summary["sum"], summary["min"], summary["max"]) == (2, 40, 10, 30)
+    assert summary["mean"] == 20 and round(summary["stddev"], 6) == round(200**0.5, 6)
+    assert [start for start, _ in latency.series(3600)] == [0]
+    assert [s["count"] for _, s in latency.recent(60, 2, until=180)] == [2, 0]
+    with latency.time():
+        pass
+    level = Gauge("level", precisions=[60], samples=5)
+    level.set(3, when=100)
+    level.set(1, when=90)
+    assert level.get() == 3
+    assert level.series(60) == [(60, {"last": 3, "min": 1, "max": 3})]
+    assert Statistic.objects.names() == ["latency"] and Gauge.objects.names() == ["level"]

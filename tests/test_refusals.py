@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from django_redis_metrics import Counter, EventSeries, UniqueBitmap
+from django_redis_metrics import Counter, EventSeries, Gauge, Statistic, UniqueBitmap
 from django_redis_metrics.core.retention import MAX_AHEAD
 
 Refusal = tuple[str, Callable[[], Any], type[Exception], str]
@@ -54,6 +54,21 @@ REFUSALS: list[Refusal] = [
         lambda: UniqueBitmap("u").mark(1),
         ValueError,
         "at most 36525",
+    ),
+    ("a statistic of NaN", lambda: Statistic("s").record(float("nan")), ValueError, "finite"),
+    ("a statistic of 2**60", lambda: Statistic("s").record(2**60), ValueError, "2\\*\\*53"),
+    (
+        "a statistic past the clock",
+        lambda: Statistic("s").record(1, when=time.time() + MAX_AHEAD + 120),
+        ValueError,
+        "ahead of the Redis server clock",
+    ),
+    ("a gauge of infinity", lambda: Gauge("g").set(float("inf")), ValueError, "finite"),
+    (
+        "a gauge past the clock",
+        lambda: Gauge("g").set(1, when=time.time() + MAX_AHEAD + 60),
+        ValueError,
+        "ahead of the Redis server clock",
     ),
 ]
 

@@ -15,9 +15,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from ..conf import conf
-from ..core.connection import RedisClient, is_cluster
+from ..core.connection import AnyRedisClient, RedisClient, is_cluster
 from ..core.keys import metric_key, to_str
 from ..core.scripts import ScriptLibrary
+from ..core.steps import Op, Pipe, Script, Steps, drive
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
@@ -59,20 +60,20 @@ class _IdCache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def _scope(client: RedisClient, prefix: str | None = None) -> tuple[str, str]:
+    def _scope(client: AnyRedisClient, prefix: str | None = None) -> tuple[str, str]:
         return server_identity(client), conf.PREFIX if prefix is None else prefix
 
-    def get(self, client: RedisClient, user_id: str) -> int | None:
+    def get(self, client: AnyRedisClient, user_id: str) -> int | None:
         with self._lock:
             return self._data.get((*self._scope(client), user_id))
 
-    def put(self, client: RedisClient, user_id: str, offset: int) -> None:
+    def put(self, client: AnyRedisClient, user_id: str, offset: int) -> None:
         with self._lock:
             self._data[(*self._scope(client), user_id)] = offset
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
 
-    def holds(self, client: RedisClient, kind: str, prefix: str | None = None) -> bool:
+    def holds(self, client: AnyRedisClient, kind: str, prefix: str | None = None) -> bool:
         """Whether this server's PREFIX (``prefix`` when given) is known to hold ids of
         ``kind`` ("int", "mapped"): a mark of this process saw it recorded, so later marks
         need not check it."""
@@ -82,15 +83,15 @@ class _IdCache:
         """:meth:`holds` for a known server identity and prefix (the hot path of a mark)."""
         return self._kinds.get((server, prefix)) == kind
 
-    def set_holds(self, client: RedisClient, kind: str) -> None:
+    def set_holds(self, client: AnyRedisClient, kind: str) -> None:
         with self._lock:
             self._kinds[self._scope(client)] = kind
 
-    def holds_ints(self, client: RedisClient) -> bool:
+    def holds_ints(self, client: AnyRedisClient) -> bool:
         """Whether this server's PREFIX is known to hold integer ids (checked on the cluster)."""
         return self.holds(client, "int")
 
-    def set_holds_ints(self, client: RedisClient) -> None:
+    def set_holds_ints(self, client: AnyRedisClient) -> None:
         self.set_holds(client, "int")
 
     def clear(self) -> None:
@@ -101,10 +102,10 @@ class _IdCache:
 
 #: Each client's server identity and whether it is a cluster client, found once per client
 #: (``isinstance`` of a cluster client is slow: typing's protocol check).
-_facts: weakref.WeakKeyDictionary[RedisClient, tuple[str, bool]] = weakref.WeakKeyDictionary()
+_facts: weakref.WeakKeyDictionary[AnyRedisClient, tuple[str, bool]] = weakref.WeakKeyDictionary()
 
 
-def client_facts(client: RedisClient) -> tuple[str, bool]:
+def client_facts(client: AnyRedisClient) -> tuple[str, bool]:
     """``(server_identity(client), is_cluster(client))``, cached per client."""
     try:
         return _facts[client]
@@ -115,13 +116,13 @@ def client_facts(client: RedisClient) -> tuple[str, bool]:
     return facts
 
 
-def server_identity(client: RedisClient) -> str:
+def server_identity(client: AnyRedisClient) -> str:
     """The server a client talks to (host, port, db or socket; a cluster's seed nodes), not the
     setting that named it: a ``CACHES`` alias whose ``LOCATION`` changes is another server."""
     return client_facts(client)[0]
 
 
-def _identity(client: RedisClient) -> str:
+def _identity(client: AnyRedisClient) -> str:
     if is_cluster(client):
         nodes = client.nodes_manager.startup_nodes  # type: ignore[union-attr]
         return "cluster:" + ",".join(sorted(nodes))
@@ -193,12 +194,14 @@ def check_int_kind(client: RedisClient) -> None:
 
     The kind key lives in the mapping's slot, out of reach of the mark script.
     """
+    drive(check_int_kind_steps(client), client)
+
+
+def check_int_kind_steps(client: AnyRedisClient) -> Steps[None]:
     if id_cache.holds_ints(client):
         return
-    pipe = client.pipeline(transaction=False)
-    pipe.setnx(id_kind_key(), "int")
-    pipe.get(id_kind_key())
-    stored = pipe.execute()[1]
+    replies = yield Pipe([Op("setnx", id_kind_key(), "int"), Op("get", id_kind_key())])
+    stored = replies[1]
     if to_str(stored) != "int":
         raise mixed_ids_error(stored, "int")
     id_cache.set_holds_ints(client)
@@ -206,11 +209,19 @@ def check_int_kind(client: RedisClient) -> None:
 
 def resolve_ids(client: RedisClient, ids: Sequence[str], *, assign: bool) -> list[int | None]:
     """Offsets of mapped ids (from the cache, else one script call); ``None`` if unknown."""
+    return drive(resolve_ids_steps(client, ids, assign=assign), client)
+
+
+def resolve_ids_steps(
+    client: AnyRedisClient, ids: Sequence[str], *, assign: bool
+) -> Steps[list[int | None]]:
     offsets: list[int | None] = [id_cache.get(client, i) for i in ids]
     missing = [i for i, offset in zip(ids, offsets, strict=True) if offset is None]
     if missing:
-        answer = script("bitmap_ids")(
-            client, [*id_map_keys(), id_kind_key()], ["1" if assign else "0", *missing]
+        answer = yield Script(
+            script("bitmap_ids"),
+            [*id_map_keys(), id_kind_key()],
+            ["1" if assign else "0", *missing],
         )
         if answer and int(answer[0]) == -2:
             raise mixed_ids_error(answer[1], "mapped")
@@ -229,21 +240,24 @@ def read_bits(client: RedisClient, user_id: object, groups: list[list[str]]) -> 
     """``user_id``'s bit in each group of keys (the OR within a group): one pipelined round trip
     on a single node (one per node on a cluster), no BITOP. ``None`` when the user cannot have
     been marked: an unmapped str/UUID id, or an int id where the PREFIX holds mapped ids."""
-    value = normalize_id(user_id)
+    return drive(read_bits_steps(client, normalize_id(user_id), groups), client)
+
+
+def read_bits_steps(
+    client: AnyRedisClient, value: int | str, groups: list[list[str]]
+) -> Steps[list[bool] | None]:
+    """:func:`read_bits` of a normalized id, as steps."""
     if isinstance(value, int):
         offset = value
     else:
-        found = resolve_ids(client, [value], assign=False)[0]
+        found = (yield from resolve_ids_steps(client, [value], assign=False))[0]
         if found is None:
             return None
         offset = found
-    pipe = client.pipeline(transaction=False)
-    for group in groups:
-        for key in group:
-            pipe.getbit(key, offset)
+    ops = [Op("getbit", key, offset) for group in groups for key in group]
     if isinstance(value, int):
-        pipe.get(id_kind_key())
-    replies = iter(pipe.execute())
+        ops.append(Op("get", id_kind_key()))
+    replies = iter((yield Pipe(ops)))
     bits = [any([bool(next(replies)) for _ in group]) for group in groups]
     if isinstance(value, int) and to_str(next(replies) or b"") == "mapped":
         return None

@@ -14,13 +14,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, timedelta
-from functools import partial
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
 from ..core.base import Metric
 from ..core.batch import Batch, read_with_scripts, run_calls
-from ..core.connection import RedisClient, get_redis_connection
+from ..core.connection import AnyRedisClient, RedisClient, get_redis_connection
+from ..core.cover import NoDayKeys, cover, cover_days
 from ..core.keys import metric_key, temp_key, to_str, validate_name
 from ..core.periods import (
     PERIOD_NAMES,
@@ -31,19 +31,12 @@ from ..core.periods import (
     get_zone,
     period_class,
 )
+from ..core.steps import Op, Steps, drive
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
-from . import marking, planning
-from .ids import (
-    check_int_kind,
-    client_facts,
-    id_cache,
-    mixed_ids_error,
-    normalize_id,
-    read_bits,
-    resolve_ids,
-)
-from .marking import MarkCall, MarkSettings
+from . import mark_steps, marking, planning
+from .aio import BitmapAsync
+from .ids import normalize_id, read_bits_steps
 from .marking import generation_ttl_ms as generation_ttl_ms  # the cleaner imports it from here
 from .query import KIND, MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
 from .retention import retention
@@ -63,7 +56,7 @@ def validate_periods(periods: object) -> tuple[str, ...]:
     return tuple(p for p in PERIOD_NAMES if p in names)
 
 
-class UniqueBitmap(Metric):
+class UniqueBitmap(BitmapAsync, Metric):
     """Unique users per hour, day, ISO week and month.
 
     >>> active = UniqueBitmap("active_users")
@@ -161,7 +154,7 @@ class UniqueBitmap(Metric):
             deferral.sink().mark(self, value, timestamp)
             return
         client = get_redis_connection()
-        call = self._mark_call(client, value, timestamp, context)
+        call = drive(mark_steps.mark_steps(client, self, value, timestamp, context), client)
         if batch is not None:
             if not marking.join(batch.calls, call, self.MAX_MARKS_PER_CALL):
                 batch.add(call)
@@ -176,117 +169,19 @@ class UniqueBitmap(Metric):
         periods, ``CALLS_PER_ROUND_TRIP`` calls a round trip. Returns the number of calls.
         """
         context = marking.mark_settings(retention)
-        groups, kind = marking.group_marks(
-            marking.base_key(self.name, context.prefix),
-            self.periods,
-            marks,
-            context.zone,
-            context.keep,
-        )
-        client = get_redis_connection()
-        resolved: dict[str, int] = {}
-        if kind == "mapped":
-            names = sorted({str(v) for group in groups for v in group.values})
-            for start in range(0, len(names), self.MAX_MARKS_PER_CALL):
-                some = names[start : start + self.MAX_MARKS_PER_CALL]
-                found = resolve_ids(client, some, assign=True)
-                resolved.update((n, int(o or 0)) for n, o in zip(some, found, strict=True))
-        calls = []
-        step = self.MAX_MARKS_PER_CALL
-        for group in groups:
-            offsets = sorted({resolved[v] if isinstance(v, str) else v for v in group.values})
-            for start in range(0, len(offsets), step):
-                chunk = offsets[start : start + step]
-                calls.append(
-                    self._plan_call(client, group.plan, chunk, group.latest, context, kind=kind)
-                )
-        for start in range(0, len(calls), self.CALLS_PER_ROUND_TRIP):
-            run_calls(client, calls[start : start + self.CALLS_PER_ROUND_TRIP])
-        return len(calls)
-
-    def _mark_call(
-        self, client: RedisClient, value: int | str, timestamp: float, context: MarkSettings
-    ) -> MarkCall:
-        """The script call of one mark (a first-seen str id on the cluster is mapped first)."""
         base = marking.base_key(self.name, context.prefix)
-        plan = marking.plan_for(base, self.periods, timestamp, context.zone, context.keep)
-        if isinstance(value, str):
-            offset = id_cache.get(client, value)
-            if offset is None:
-                if catalogue.inline_catalogue(client):
-                    return self._plan_call(client, plan, [value], timestamp, context, mapped=True)
-                offset = resolve_ids(client, [value], assign=True)[0]
-                assert offset is not None
-            return self._plan_call(client, plan, [offset], timestamp, context, kind="mapped")
-        return self._plan_call(client, plan, [value], timestamp, context)
-
-    def _plan_call(
-        self,
-        client: RedisClient,
-        plan: marking.PeriodsPlan,
-        offsets: Sequence[int | str],
-        latest: float,
-        context: MarkSettings,
-        *,
-        mapped: bool = False,
-        kind: str = "int",
-    ) -> MarkCall:
-        """One ``bitmap_mark`` call setting ``offsets`` in ``plan``'s periods; the script's
-        fast path is offered when this process has nothing left to check (see marking.py)."""
-        server, cluster = client_facts(client)
-        inline = not cluster
-        if mapped:
-            kind = "mapped"
-        if cluster and kind == "int":
-            check_int_kind(client)
-        csv = self._periods_csv
-        fact = marking.meta_fact(server, plan.keys[0], csv)
-        kind_known = cluster or (not mapped and id_cache.holds_in(server, context.prefix, kind))
-        fast = (
-            kind_known
-            and not mapped
-            and fact in marking.confirmed
-            and not marking.needs_checks(plan, latest)
-        )
-        keys, args = marking.mark_args(
-            plan,
-            offsets,
-            fast=fast,
-            name=self.name,
-            inline=inline,
-            mapped=mapped,
-            periods_csv=csv,
-            generation_ttl=context.generation_ttl,
-            kind="" if kind_known else kind,
-            latest=latest,
-            catalogue=context.catalogue,
-        )
-        return MarkCall(
-            script("bitmap_mark"),
-            keys,
-            args,
-            after=partial(self._after_mark, offsets[0] if mapped else None, kind, fact),
-            joinable=(*keys, *fact, kind) if fast and len(offsets) == 1 else None,
-            latest=latest,
-        )
+        groups, kind = marking.group_marks(base, self.periods, marks, context.zone, context.keep)
+        client = get_redis_connection()
+        return drive(mark_steps.mark_many_steps(client, self, groups, kind, context), client)
 
     def _after_mark(
         self, mapped: object, kind: str, fact: tuple[str, str, str], client: RedisClient, reply: Any
     ) -> None:
         """Record what a slow-path reply confirmed (offset, id kind, meta, listing); list it."""
-        if isinstance(reply, int):
-            return
-        listed = int(reply[0])
-        if listed == -1:
-            raise mixed_ids_error(reply[1], kind)
-        if mapped is not None:
-            id_cache.put(client, str(mapped), int(reply[1]))
-        if listed == -2:
-            return  # nothing written: every period is past its retention
-        if catalogue.inline_catalogue(client):
-            id_cache.set_holds(client, kind)
-        self._listed(client, listed)
-        marking.confirmed.add(fact)
+        listed = mark_steps.confirm_reply(client, mapped, kind, reply)
+        if listed is not None:
+            self._listed(client, listed)
+            marking.confirmed.add(fact)
 
     def delete(self) -> None:
         """Remove every period key of this bitmap and its catalogue entry (in bounded steps)."""
@@ -310,12 +205,21 @@ class UniqueBitmap(Metric):
 
     def count(self, period: str | Period, when: When = None) -> int:
         """Distinct users in the ``period`` ("hour", "day", "week", "month") holding ``when``."""
-        return int(get_redis_connection().bitcount(self.key(self._period(period, when))))
+        return drive(self._count_steps(period, when))
+
+    def _count_steps(self, period: str | Period, when: When) -> Steps[int]:
+        return int((yield Op("bitcount", self.key(self._period(period, when)))))
 
     def contains(self, user_id: object, period: str | Period, when: When = None) -> bool:
         """Whether ``user_id`` was marked in the ``period`` holding ``when``."""
+        client = get_redis_connection()
+        return drive(self._contains_steps(client, user_id, period, when), client)
+
+    def _contains_steps(
+        self, client: AnyRedisClient, user_id: object, period: str | Period, when: When
+    ) -> Steps[bool]:
         key = self.key(self._period(period, when))
-        bits = read_bits(get_redis_connection(), user_id, [[key]])
+        bits = yield from read_bits_steps(client, normalize_id(user_id), [[key]])
         return bits is not None and bits[0]
 
     def query(self, period: str | Period, when: When = None) -> PeriodUnion:
@@ -360,15 +264,13 @@ class UniqueBitmap(Metric):
 
     def _cover_range(self, first: date, last: date) -> tuple[Period, ...]:
         try:
-            return planning.cover(self.periods, first, last, get_zone())
-        except ValueError as exc:
-            if "day keys" not in str(exc):
-                raise
-            raise ValueError(f"Bitmap {self.name!r} {exc}") from None
+            return cover(self.periods, first, last, get_zone())
+        except NoDayKeys as exc:
+            raise NoDayKeys(f"Bitmap {self.name!r} {exc}") from None
 
     def _cover(self, days: list[Day]) -> list[Period]:
         """The fewest keys whose union is exactly these consecutive days."""
-        return list(planning.cover(self.periods, days[0].date, days[-1].date, days[0].tz))
+        return cover_days(days, self.periods, f"Bitmap {self.name!r}")
 
     def cohort(self, period: str = "week", start: When = None, periods: int = 8) -> list[list[int]]:
         """A retention table: row i holds the users of period i, then how many of them were

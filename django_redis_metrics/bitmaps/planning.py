@@ -1,26 +1,19 @@
-"""Query planning without I/O: which period keys cover a range of days, and the script calls of
-a retention table.
+"""Query planning without I/O: the days a range names, its cover split into the part that is
+over and the running part, and the script calls of a retention table.
 
-A range of days is covered by whole months, then whole ISO weeks, then the days left over (only
-the kinds of period a bitmap keeps): 12 keys at most for any 30 days instead of 30. The cover
-depends only on the kinds kept, the first and last day and the zone, so it is computed once on
-plain dates (no datetime per day) and cached: planning a 30-day range takes microseconds. Kept
-free of I/O so that the sync and async APIs plan their queries the same way.
+The cover itself (whole months, whole ISO weeks, then days; cached) is ``core/cover.py``'s,
+shared with ``UniqueEstimate``. Kept free of I/O so that the sync and async APIs plan their
+queries the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import date, datetime, timedelta, tzinfo
-from functools import lru_cache
+from datetime import date, datetime, tzinfo
 from typing import Any
 
-from ..core.periods import Day, Month, Period, Week
+from ..core.periods import Period
 from ..core.timeutil import When, to_timestamp
-
-#: Distinct (kinds kept, first day, last day, zone) covers kept: a dashboard asks for few ranges.
-COVER_CACHE_SIZE = 1024
-ONE_DAY = timedelta(days=1)
 
 
 def local_date(when: When | date, zone: tzinfo) -> date:
@@ -28,99 +21,6 @@ def local_date(when: When | date, zone: tzinfo) -> date:
     if isinstance(when, date) and not isinstance(when, datetime):
         return when
     return datetime.fromtimestamp(to_timestamp(when), zone).date()
-
-
-def _month_start(day: date) -> date:
-    return day.replace(day=1)
-
-
-def _month_end(start: date) -> date:
-    return date(start.year + start.month // 12, start.month % 12 + 1, 1)
-
-
-def _week_start(day: date) -> date:
-    return day - timedelta(days=day.weekday())
-
-
-def _week_end(start: date) -> date:
-    return start + timedelta(days=7)
-
-
-_KINDS = {"month": (_month_start, _month_end), "week": (_week_start, _week_end)}
-
-
-@lru_cache(maxsize=COVER_CACHE_SIZE)
-def cover(kept: tuple[str, ...], first: date, last: date, zone: tzinfo) -> tuple[Period, ...]:
-    """The fewest keys whose union is exactly the days ``first`` to ``last`` (inclusive) in
-    ``zone``, in time order; ``ValueError`` when ``kept`` has no day keys for a leftover day.
-
-    Whole months first, then whole ISO weeks not inside a chosen month, then the days left.
-    """
-    if last < first:
-        raise ValueError("end must not be before start.")
-    after = last + ONE_DAY
-    chosen: list[tuple[date, date, str]] = []
-    months: list[tuple[date, date]] = []
-    if "month" in kept:
-        start = _month_start(first)
-        while start <= last:
-            end = _month_end(start)
-            if start >= first and end <= after:
-                chosen.append((start, end, "month"))
-                months.append((start, end))
-            start = end
-    if "week" in kept:
-        start = _week_start(first)
-        while start <= last:
-            end = _week_end(start)
-            # A whole week is taken unless whole months already cover every day of it.
-            if start >= first and end <= after and not _covered(start, end, months):
-                chosen.append((start, end, "week"))
-            start = end
-    covered = sorted((start, end) for start, end, _kind in chosen)
-    leftover = []
-    day, index = first, 0
-    while day <= last:
-        while index < len(covered) and covered[index][1] <= day:
-            index += 1
-        if not any(s <= day < e for s, e in covered[index : index + 2]):
-            leftover.append(day)
-        day += ONE_DAY
-    if leftover and "day" not in kept:
-        raise ValueError(
-            f"keeps no day keys, so it cannot answer a range that is not made of whole "
-            f"{' or '.join(kept)}s."
-        )
-    parts = [(start, end, kind) for start, end, kind in chosen]
-    parts += [(day, day + ONE_DAY, "day") for day in leftover]
-    periods: list[Period] = []
-    seen: set[float] = set()
-    for start, _end, kind in sorted(parts):
-        if kind == "month":
-            periods.append(Month.of(start.year, start.month, zone))
-        elif kind == "week":
-            periods.append(Week.of(*_iso(start), zone))
-        else:
-            period = Day.of(start, zone)
-            if period.start_ts not in seen:  # a date the zone skips is the next day: once
-                seen.add(period.start_ts)
-                periods.append(period)
-    return tuple(periods)
-
-
-def _covered(start: date, end: date, spans: list[tuple[date, date]]) -> bool:
-    """Whether every day of ``[start, end)`` lies in one of ``spans``."""
-    day = start
-    while day < end:
-        if not any(s <= day < e for s, e in spans):
-            return False
-        day += ONE_DAY
-    return True
-
-
-def _iso(start: date) -> tuple[int, int]:
-    iso = start.isocalendar()
-    return iso.year, iso.week
 
 
 def split(periods: tuple[Period, ...], settled: float) -> tuple[tuple[Period, ...], ...]:

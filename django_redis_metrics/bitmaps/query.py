@@ -22,11 +22,13 @@ from typing import Any, Protocol
 from redis.exceptions import ResponseError
 
 from ..conf import conf
-from ..core.connection import RedisClient, get_redis_connection, is_cluster
+from ..core.aio import adrive, get_async_connection
+from ..core.connection import AnyRedisClient, RedisClient, get_redis_connection, is_cluster
 from ..core.keys import temp_key, to_str
 from ..core.periods import Period
 from ..core.scripts import STALE, ScriptLibrary, error_code
-from .ids import read_bits
+from ..core.steps import Op, Script, Steps, drive
+from .ids import normalize_id, read_bits, read_bits_steps
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
@@ -79,10 +81,23 @@ class BitmapQuery:
 
     def count(self) -> int:
         """How many users are in the set (BITCOUNT of the result)."""
-        return int(_evaluate(self, "count"))
+        client = get_redis_connection()
+        return int(drive(_evaluate(client, self, "count"), client))
+
+    async def acount(self) -> int:
+        """``count`` awaited."""
+        client = get_async_connection()
+        return int(await adrive(_evaluate(client, self, "count"), client))
 
     def __contains__(self, user_id: object) -> bool:
         bits = read_bits(get_redis_connection(), user_id, [leaf.keys for leaf in self.leaves()])
+        return bits is not None and _member(self, bits)
+
+    async def acontains(self, user_id: object) -> bool:
+        """``user_id in query`` awaited."""
+        value, client = normalize_id(user_id), get_async_connection()
+        groups = [leaf.keys for leaf in self.leaves()]
+        bits = await adrive(read_bits_steps(client, value, groups), client)
         return bits is not None and _member(self, bits)
 
     def __bool__(self) -> bool:
@@ -229,30 +244,26 @@ class _Program:
             raise TypeError(f"Not a bitmap query: {node!r}")
 
 
-def _run_program(
-    client: RedisClient, node: BitmapQuery, home: str, mode: str, offset: int = 0
-) -> Any:
+def _run_program(node: BitmapQuery, home: str, mode: str, offset: int = 0) -> Steps[Any]:
     """Evaluate ``node`` with ``bitmap_query.lua``, reading at most ``MAX_SCRIPT_SOURCES``
     source keys per script call: longer unions are built beforehand in bounded steps."""
     cache_ttl = max(conf.BITMAP_CACHE_TTL, 1) * 1000
     for attempt in range(BUILD_ATTEMPTS):
-        staged, built = _prebuild(client, node, use_cache=attempt < BUILD_ATTEMPTS - 1)
+        staged, built = yield from _prebuild(node, use_cache=attempt < BUILD_ATTEMPTS - 1)
         program = _Program(home)
         program.emit(staged)
         args = [TEMP_TTL_MS, cache_ttl, mode, offset, *program.code]
         try:
-            return script("bitmap_query")(client, program.keys, args)
+            return (yield Script(script("bitmap_query"), program.keys, args))
         except ResponseError as exc:
             if error_code(exc) != STALE or attempt == BUILD_ATTEMPTS - 1:
                 raise
             for key in built:  # the script deleted those it reached; these expire anyway
-                client.unlink(key)
+                yield Op("unlink", key)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _prebuild(
-    client: RedisClient, node: BitmapQuery, *, use_cache: bool
-) -> tuple[BitmapQuery, list[str]]:
+def _prebuild(node: BitmapQuery, *, use_cache: bool) -> Steps[tuple[BitmapQuery, list[str]]]:
     """Build the longest unions of ``node`` beforehand until the rest reads at most
     ``MAX_SCRIPT_SOURCES`` keys; returns the new tree and the temporary keys built."""
     leaves = node.leaves()
@@ -268,19 +279,19 @@ def _prebuild(
         return node, []
     built: dict[int, _Prebuilt] = {}
 
-    def replace(n: BitmapQuery) -> BitmapQuery:
+    def replace(n: BitmapQuery) -> Steps[BitmapQuery]:
         if isinstance(n, Operation):
-            return Operation(n.op, replace(n.left), replace(n.right))
+            return Operation(n.op, (yield from replace(n.left)), (yield from replace(n.right)))
         if isinstance(n, PeriodUnion) and id(n) in chosen:
             if id(n) not in built:
-                built[id(n)] = _build_union(client, n, use_cache=use_cache)
+                built[id(n)] = yield from _build_union(n, use_cache=use_cache)
             return built[id(n)]
         return n
 
-    return replace(node), [b.key for b in built.values()]
+    return (yield from replace(node)), [b.key for b in built.values()]
 
 
-def _build_union(client: RedisClient, union: PeriodUnion, *, use_cache: bool) -> _Prebuilt:
+def _build_union(union: PeriodUnion, *, use_cache: bool) -> Steps[_Prebuilt]:
     """OR ``union``'s keys into a temporary key (with a TTL), ``MAX_SCRIPT_SOURCES`` keys per
     script call; a cached union that is still valid is not built at all."""
     keys = union.keys
@@ -291,8 +302,8 @@ def _build_union(client: RedisClient, union: PeriodUnion, *, use_cache: bool) ->
         check = (
             [union.cache_key, union.stamp_key, union.bitmap.gen_key] if cached and not step else []
         )
-        answer = script("bitmap_union")(
-            client,
+        answer = yield Script(
+            script("bitmap_union"),
             [temp, *check, *keys[start : start + MAX_SCRIPT_SOURCES]],
             [TEMP_TTL_MS, int(step > 0), int(bool(check))],
         )
@@ -304,46 +315,44 @@ def _build_union(client: RedisClient, union: PeriodUnion, *, use_cache: bool) ->
     return _Prebuilt(union, temp, cached, generation, "built" if present else "empty")
 
 
-def _evaluate(
-    query: BitmapQuery, mode: str, offset: int = 0, *, client: RedisClient | None = None
-) -> Any:
-    client = client or get_redis_connection()
+def _evaluate(client: AnyRedisClient, query: BitmapQuery, mode: str, offset: int = 0) -> Steps[Any]:
+    """Evaluate ``query`` (on Redis Cluster, foreign operands copied into one slot first)."""
     leaves = query.leaves()
     home = leaves[0].bitmap.name
     if is_cluster(client) and any(leaf.bitmap.name != home for leaf in leaves):
         copies: list[str] = []
         try:
-            local = _localize(client, query, home, copies)
-            return _run_program(client, local, home, mode, offset)
+            local = yield from _localize(query, home, copies)
+            return (yield from _run_program(local, home, mode, offset))
         finally:
-            if copies:
-                for key in copies:
-                    client.unlink(key)
-    return _run_program(client, query, home, mode, offset)
+            for key in copies:
+                yield Op("unlink", key)
+    return (yield from _run_program(query, home, mode, offset))
 
 
-def _localize(client: RedisClient, node: BitmapQuery, home: str, copies: list[str]) -> BitmapQuery:
+def _localize(node: BitmapQuery, home: str, copies: list[str]) -> Steps[BitmapQuery]:
     """Replace every operand of another bitmap by a copy in ``home``'s slot (Redis Cluster)."""
     if isinstance(node, Operation):
-        return Operation(
-            node.op,
-            _localize(client, node.left, home, copies),
-            _localize(client, node.right, home, copies),
-        )
+        left = yield from _localize(node.left, home, copies)
+        return Operation(node.op, left, (yield from _localize(node.right, home, copies)))
     if not isinstance(node, PeriodUnion) or node.bitmap.name == home:
         return node
-    stored = _run_program(client, node, node.bitmap.name, "store")
+    stored = yield from _run_program(node, node.bitmap.name, "store")
     target = temp_key(KIND, home, f"copy:{uuid.uuid4().hex}")
     copies.append(target)
     if stored:
         source_key, bits, length = to_str(stored[0]), int(stored[1]), int(stored[2])
-        _copy_bitmap(client, source_key, target, sparse=bits * 8 < length)
+        yield from _copy_steps(source_key, target, sparse=bits * 8 < length)
         if source_key not in node.keys and source_key != node.cache_key:
-            client.unlink(source_key)  # the union's temporary result
+            yield Op("unlink", source_key)  # the union's temporary result
     return _Copied(target)
 
 
 def _copy_bitmap(client: RedisClient, source: str, target: str, *, sparse: bool) -> None:
+    drive(_copy_steps(source, target, sparse=sparse), client)
+
+
+def _copy_steps(source: str, target: str, *, sparse: bool) -> Steps[None]:
     """Copy ``source`` to ``target`` (another slot) with a TTL, through the client.
 
     A sparse bitmap (under one set bit per 8 bytes, mostly zero bytes) goes as DUMP/RESTORE,
@@ -351,15 +360,15 @@ def _copy_bitmap(client: RedisClient, source: str, target: str, *, sparse: bool)
     compression attempt and the checksum (about 3x faster at 16 MB).
     """
     if sparse:
-        payload = client.dump(source)
+        payload = yield Op("dump", source)
         if payload is not None:
             if not isinstance(payload, bytes):
                 raise TypeError("Copying a bitmap across slots needs a client returning bytes.")
-            client.restore(target, TEMP_TTL_MS, payload, replace=True)
+            yield Op("restore", target, TEMP_TTL_MS, payload, replace=True)
         return
-    value = client.get(source)
+    value = yield Op("get", source)
     if value is not None:
-        client.set(target, value, px=TEMP_TTL_MS)
+        yield Op("set", target, value, px=TEMP_TTL_MS)
 
 
 def _member(node: BitmapQuery, bits: list[bool]) -> bool:

@@ -7,7 +7,7 @@ loaded and only those calls re-sent, which is safe because a NOSCRIPT call never
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,7 @@ from .scripts import (
 )
 
 AfterCallback = Callable[[RedisClient, Any], Any]
+AsyncAfterCallback = Callable[[Any, Any], Awaitable[Any]]
 
 
 @dataclass
@@ -53,6 +54,8 @@ class ScriptCall:
     after: AfterCallback | None = None
     #: Made by :meth:`once`: a reply of :data:`~.scripts.DUPLICATE` means "already applied".
     idempotent: bool = False
+    #: The follow-up on the async path (``core.aio.arun_calls``), when ``after`` needs Redis.
+    aafter: AsyncAfterCallback | None = None
 
     def once(self, sender: str, seq: int, previous: int = 0) -> ScriptCall:
         """This call through its script's idempotent variant, numbered ``seq`` by ``sender``:
@@ -100,6 +103,25 @@ def run_calls(
             replies = [exc]
     else:
         replies = _pipelined(client, calls)
+    return settle(
+        calls, replies, errors, duplicates, lambda call, reply: _after(client, call, reply)
+    )
+
+
+def _after(client: RedisClient, call: ScriptCall, reply: Any) -> Any:
+    return reply if call.after is None else call.after(client, reply)
+
+
+def settle(
+    calls: Sequence[ScriptCall],
+    replies: Sequence[Any],
+    errors: list[tuple[ScriptCall, Exception]] | None,
+    duplicates: list[ScriptCall] | None,
+    follow: Callable[[ScriptCall, Any], Any],
+) -> list[Any]:
+    """The results of ``calls`` from their ``replies``, as :func:`run_calls` documents:
+    ``follow(call, reply)`` runs each call's follow-up (a reply that is an error or a duplicate
+    has none)."""
     results: list[Any] = []
     failed: list[tuple[ScriptCall, Exception]] = [] if errors is None else errors
     for call, reply in zip(calls, replies, strict=True):
@@ -112,17 +134,28 @@ def run_calls(
             if duplicates is not None:
                 duplicates.append(call)
             continue
-        if call.after is None:
+        if not has_follow_up(call):
             results.append(reply)
             continue
         try:
-            results.append(call.after(client, reply))
+            results.append(follow(call, reply))
         except Exception as exc:
             failed.append((call, exc))
             results.append(None)
     if errors is None and failed:
         raise failed[0][1]
     return results
+
+
+def has_follow_up(call: ScriptCall) -> bool:
+    return call.after is not None or call.aafter is not None
+
+
+def needs_follow_up(call: ScriptCall, reply: Any) -> bool:
+    """Whether :func:`settle` runs ``call``'s follow-up for ``reply``."""
+    if isinstance(reply, ResponseError | MetricsRefused):
+        return False
+    return has_follow_up(call) and not (call.idempotent and is_duplicate(reply))
 
 
 #: Error codes of replies that concern one call only: a key holding another type (Redis's own
@@ -187,20 +220,34 @@ def _pipelined(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
             for index in pending:
                 calls[index].script.queue(pipe, calls[index].keys, calls[index].args)
             answers = pipe.execute(raise_on_error=False)
-        missing = []
-        for index, answer in zip(pending, answers, strict=True):
-            if isinstance(answer, NoScriptError) and attempt == 0:
-                missing.append(index)
-            elif isinstance(answer, Exception) and not refuses_only_this_write(answer):
-                raise answer
-            else:
-                replies[index] = answer
+        missing = absorb_answers(pending, answers, replies, attempt)
         if not missing:
             break
-        for script in {calls[index].script.sha: calls[index].script for index in missing}.values():
+        for script in scripts_of(calls, missing):
             script.ensure_loaded(client)
         pending = missing
     return replies
+
+
+def absorb_answers(
+    pending: Sequence[int], answers: Sequence[Any], replies: list[Any], attempt: int
+) -> list[int]:
+    """Store the pipeline's ``answers`` to the ``pending`` calls in ``replies``; return those
+    to send again (NOSCRIPT at the first attempt). An outage's error is raised."""
+    missing = []
+    for index, answer in zip(pending, answers, strict=True):
+        if isinstance(answer, NoScriptError) and attempt == 0:
+            missing.append(index)
+        elif isinstance(answer, Exception) and not refuses_only_this_write(answer):
+            raise answer
+        else:
+            replies[index] = answer
+    return missing
+
+
+def scripts_of(calls: Sequence[ScriptCall], indexes: Sequence[int]) -> list[LuaScript]:
+    """The distinct scripts of some calls, to load."""
+    return list({calls[index].script.sha: calls[index].script for index in indexes}.values())
 
 
 def read_with_scripts(

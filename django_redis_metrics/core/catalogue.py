@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
-from .connection import RedisClient, get_redis_connection, is_cluster
+from .connection import AnyRedisClient, RedisClient, get_redis_connection, is_cluster
 from .keys import catalogue_key, metric_key, to_str, validate_name
 from .scripts import script
+from .steps import Op, Script, Steps
 
 PAGE = 500
 #: Field of a metric's meta hash set once the metric is known to be in the catalogue.
@@ -29,6 +30,12 @@ def confirm_listed(client: RedisClient, kind: str, name: str, meta_key: str) -> 
     """List ``name``, then flag its meta hash (if still there) so its writes stop asking."""
     register(client, kind, name)
     script("catalogue_confirm")(client, [meta_key])
+
+
+def listing_steps(kind: str, name: str, meta_key: str) -> Steps[None]:
+    """:func:`confirm_listed` as steps, for the async path (``core.aio``)."""
+    yield Op("zadd", catalogue_key(kind), {name: 0})
+    yield Script(script("catalogue_confirm"), [meta_key])
 
 
 def unregister(client: RedisClient, kind: str, name: str, marker_key: str) -> bool:
@@ -71,7 +78,7 @@ def names(
         start = "(" + chunk[-1]
 
 
-def inline_catalogue(client: RedisClient) -> bool:
+def inline_catalogue(client: AnyRedisClient) -> bool:
     """Whether scripts may write the catalogue themselves (all keys on one server)."""
     return not is_cluster(client)
 

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from typing import Any, TypeAlias
 
 import redis
+import redis.asyncio
+import redis.asyncio.cluster
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from redis.backoff import NoBackoff
@@ -25,6 +27,10 @@ from redis.retry import Retry
 from ..conf import conf
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
+#: The ``redis.asyncio`` clients of ``core.aio``.
+AsyncRedisClient: TypeAlias = "redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster"
+#: Either kind, where only the client's type matters (a cluster or not).
+AnyRedisClient: TypeAlias = "RedisClient | AsyncRedisClient"
 
 URL_SCHEMES = ("redis://", "rediss://", "unix://")
 
@@ -65,7 +71,7 @@ def is_url(target: str) -> bool:
 
 
 def is_cluster(client: object) -> bool:
-    return isinstance(client, RedisCluster)
+    return isinstance(client, RedisCluster | redis.asyncio.cluster.RedisCluster)
 
 
 def get_redis_connection() -> RedisClient:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from .periods import Period
+from .periods import Period, period_class
 from .timeutil import EARLIEST, LATEST
 from .validation import integer, seconds
 
@@ -96,3 +96,25 @@ def period_retention(period: Period, keep: int) -> tuple[int, float]:
     except (OverflowError, ValueError):
         oldest = float(EARLIEST)
     return math.ceil(expires * 1000), oldest
+
+
+#: Most calendar periods of each kind a metric keeps: about 100 years of each.
+MAX_PERIODS_KEPT: dict[str, int] = {"hour": 876_600, "day": 36_525, "week": 5_218, "month": 1_200}
+
+
+def validate_periods_kept(value: object) -> dict[str, int]:
+    """Period name -> number of periods kept (counting the current one), each in
+    ``[1, MAX_PERIODS_KEPT]``: the retention of a metric kept per calendar period."""
+    if not isinstance(value, dict):
+        raise TypeError(f"must be a dict of period name -> periods kept, not {value!r}.")
+    kept: dict[str, int] = {}
+    for name, keep in value.items():
+        period_class(name)
+        number = integer(keep, f"the number of {name} periods kept", minimum=1)
+        if number > MAX_PERIODS_KEPT[name]:
+            raise ValueError(
+                f"the number of {name} periods kept must be at most {MAX_PERIODS_KEPT[name]} "
+                f"(about 100 years), not {number}."
+            )
+        kept[str(name)] = number
+    return kept

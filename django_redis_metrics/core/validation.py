@@ -7,6 +7,7 @@ with a message naming ``what`` was wrong, before anything is sent to Redis.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import TypeGuard
 
 
@@ -43,4 +44,26 @@ def seconds(value: object, what: str, *, allow_zero: bool = False) -> float:
     if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
         qualifier = "non-negative" if allow_zero else "positive"
         raise ValueError(f"{what} must be a {qualifier} number of seconds, not {value!r}.")
+    return number
+
+
+#: Largest magnitude of a measured value (statistics, gauges): integers up to it are exact as
+#: doubles, and sums of squares stay far from overflow.
+MAX_MEASURE = 2**53
+
+
+def measure(value: object, what: str = "value") -> float:
+    """A finite int, float or ``Decimal`` within ±2**53, as a float (``bool`` refused)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+        raise TypeError(
+            f"{what} must be a finite int, float or Decimal, not {type(value).__name__}: {value!r}."
+        )
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):  # an int beyond any float; a signalling NaN
+        number = math.nan
+    if not math.isfinite(number):
+        raise ValueError(f"{what} must be a finite number, not {value!r}.")
+    if abs(number) > MAX_MEASURE:
+        raise ValueError(f"{what} must be within ±2**53, not {value!r}.")
     return number

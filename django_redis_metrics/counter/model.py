@@ -18,12 +18,14 @@ from ..conf import conf
 from ..core import catalogue, deferral
 from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, run_calls
-from ..core.connection import RedisClient, get_redis_connection
+from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.keys import catalogue_key, metric_key, to_str, validate_name
 from ..core.retention import MAX_AHEAD, validate_precisions, validate_samples
 from ..core.scripts import ScriptLibrary
+from ..core.steps import Op, Pipe, Steps, drive
 from ..core.timeutil import When, slice_start, slice_starts, to_timestamp
 from ..core.validation import integer, positive_int
+from .aio import CounterAsync
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
@@ -45,7 +47,7 @@ def validate_count(count: object) -> int:
     return count
 
 
-class Counter(Metric):
+class Counter(CounterAsync, Metric):
     """A named counter at several precisions.
 
     >>> hits = Counter("hits")
@@ -129,12 +131,11 @@ class Counter(Metric):
         ``defer=True`` it is checked now and handed to the process's sender, as the
         middleware's writes are: it never waits on Redis nor raises because Redis is away.
         """
-        count = validate_count(count)
-        timestamp = to_timestamp(when)
+        count, timestamp = self._checked(count, when)
         if deferral.check_defer(defer, batch):
             deferral.sink().incr(self, count, timestamp)
             return
-        slices = {p: {int(timestamp // p) * p: count} for p in self.precisions}
+        slices = self._slices(count, timestamp)
         client = get_redis_connection()
         call = self._incr_call(slices, client)
         if batch is not None:
@@ -148,6 +149,24 @@ class Counter(Metric):
         All input is validated before anything is written. Each script call is atomic and
         carries at most ``MAX_PAIRS_PER_CALL`` slices; returns the number of calls made.
         """
+        totals = self._totals(increments)
+        client = get_redis_connection()
+        calls = self._incr_calls(totals, client)
+        if calls:
+            run_calls(client, calls)
+        return len(calls)
+
+    @staticmethod
+    def _checked(count: object, when: When) -> tuple[int, float]:
+        """An increment's validated count and timestamp."""
+        return validate_count(count), to_timestamp(when)
+
+    def _slices(self, count: int, timestamp: float) -> dict[int, dict[int, int]]:
+        """The slice of ``timestamp`` at every precision, with ``count``."""
+        return {p: {int(timestamp // p) * p: count} for p in self.precisions}
+
+    def _totals(self, increments: Iterable[tuple[When, int]]) -> dict[int, dict[int, int]]:
+        """``incr_many``'s increments validated and summed per precision and slice."""
         totals: dict[int, dict[int, int]] = {p: defaultdict(int) for p in self.precisions}
         for item in increments:
             if not isinstance(item, tuple) or len(item) != 2:
@@ -162,14 +181,17 @@ class Counter(Metric):
                     raise ValueError(
                         f"The increments of slice {start} add up to {total}, beyond ±2**53."
                     )
-        client = get_redis_connection()
-        chunks = _chunks(totals, self.MAX_PAIRS_PER_CALL)
-        calls = [self._incr_call(chunk, client) for chunk in chunks]
-        if calls:
-            run_calls(client, calls)
-        return len(calls)
+        return totals
 
-    def _incr_call(self, slices: dict[int, dict[int, int]], client: RedisClient) -> ScriptCall:
+    def _incr_calls(
+        self, totals: dict[int, dict[int, int]], client: AnyRedisClient
+    ) -> list[ScriptCall]:
+        """``incr_many``'s script calls, at most ``MAX_PAIRS_PER_CALL`` slices each."""
+        return [
+            self._incr_call(chunk, client) for chunk in _chunks(totals, self.MAX_PAIRS_PER_CALL)
+        ]
+
+    def _incr_call(self, slices: dict[int, dict[int, int]], client: AnyRedisClient) -> ScriptCall:
         """One script call adding ``slices`` (precision -> slice start -> count)."""
         inline = catalogue.inline_catalogue(client)
         base = metric_key(KIND, self.name)  # settings are read once per write, not per key
@@ -181,7 +203,9 @@ class Counter(Metric):
                 args += [start, count]
         if inline:
             keys.append(catalogue_key(KIND))
-        return ScriptCall(script("counter_incr"), keys, args, after=self._listed)
+        return ScriptCall(
+            script("counter_incr"), keys, args, after=self._listed, aafter=self._alisted
+        )
 
     def delete(self) -> None:
         """Remove every slice of this counter and its catalogue entry."""
@@ -195,33 +219,49 @@ class Counter(Metric):
 
     def series(self, precision: int) -> list[tuple[int, int]]:
         """The stored samples of ``precision`` as ``(slice start, count)``, oldest first."""
-        precision = self._check_precision(precision)
+        return drive(self._series_steps(precision))
+
+    def _series_steps(self, precision: int) -> Steps[list[tuple[int, int]]]:
+        key = self.key(self._check_precision(precision))
         # HSCAN: one call for a compact hash, bounded steps for one of many samples.
-        data = get_redis_connection().hscan_iter(self.key(precision), count=self.READ_CHUNK)
-        return sorted({int(to_str(start)): int(to_str(count)) for start, count in data}.items())
+        data: dict[Any, Any] = {}
+        cursor = 0
+        while True:
+            cursor, chunk = yield Op("hscan", key, cursor, count=self.READ_CHUNK)
+            data.update(chunk)
+            if not int(cursor):
+                return sorted(
+                    {int(to_str(start)): int(to_str(n)) for start, n in data.items()}.items()
+                )
 
     def recent(
         self, precision: int, count: int | None = None, until: When = None
     ) -> list[tuple[int, int]]:
         """The newest ``count`` slices (default: ``samples``) up to ``until``, zero-filled."""
+        return drive(self._recent_steps(precision, count, until))
+
+    def _recent_steps(
+        self, precision: int, count: int | None, until: When
+    ) -> Steps[list[tuple[int, int]]]:
         precision = self._check_precision(precision)
         count = self.samples if count is None else positive_int(count, "count")
         if count > self.MAX_RECENT:
             raise ValueError(f"recent() reads at most {self.MAX_RECENT} slices, not {count}.")
         starts = slice_starts(precision, count, to_timestamp(until, "until"))
         key = self.key(precision)
-        pipe = get_redis_connection().pipeline(transaction=False)
-        for index in range(0, len(starts), self.READ_CHUNK):
-            pipe.hmget(key, starts[index : index + self.READ_CHUNK])
-        values = [value for chunk in pipe.execute() for value in chunk]
+        chunks = range(0, len(starts), self.READ_CHUNK)
+        replies = yield Pipe([Op("hmget", key, starts[i : i + self.READ_CHUNK]) for i in chunks])
+        values = [value for chunk in replies for value in chunk]
         return [
             (s, int(to_str(v)) if v is not None else 0) for s, v in zip(starts, values, strict=True)
         ]
 
     def total(self, precision: int | None = None) -> int:
         """The sum of the stored samples of ``precision`` (default: the coarsest)."""
-        precision = max(self.precisions) if precision is None else precision
-        return sum(count for _, count in self.series(precision))
+        return sum(count for _, count in self.series(self._total_precision(precision)))
+
+    def _total_precision(self, precision: int | None) -> int:
+        return max(self.precisions) if precision is None else precision
 
     def exists(self) -> bool:
         return bool(get_redis_connection().exists(self.meta_key))

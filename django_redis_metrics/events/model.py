@@ -22,12 +22,14 @@ from ..conf import conf
 from ..core import catalogue, deferral
 from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, run_calls
-from ..core.connection import RedisClient, get_redis_connection
+from ..core.connection import AnyRedisClient, RedisClient, get_redis_connection
 from ..core.keys import catalogue_key, to_str, validate_name
 from ..core.retention import MAX_AHEAD
 from ..core.retention import validate_retention as _retention_seconds
+from ..core.steps import Calls, Steps, drive
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import integer, positive_int
+from .aio import SeriesAsync
 from .codec import bound, encode_value, score, utf8, valid_field, validate_field_name
 from .keys import KIND, OTHER_VALUE
 from .queries import SeriesQueries, script
@@ -53,13 +55,13 @@ def validate_max_values(value: object, what: str = "max_values") -> int:
     return number
 
 
-class EventSeries(SeriesQueries, Metric):
+class EventSeries(SeriesAsync, SeriesQueries, Metric):
     """A named stream of events, each a dict of fields with a timestamp.
 
     >>> orders = EventSeries("orders", index=["type"])
     >>> orders.record(type="purchase", user=42, total=Decimal("19.90"))
     1
-    >>> orders.counts(start, end, window=300)   # events per aligned 5-minute window
+    >>> orders.counts(start, end, window=300)   # per aligned 5-minute window, clipped to the range
     """
 
     KIND: ClassVar[str] = KIND
@@ -199,6 +201,12 @@ class EventSeries(SeriesQueries, Metric):
         fields; up to ``MAX_CALLS_PER_PIPELINE`` calls share one round trip. Returns the new
         ids in input order.
         """
+        chunks = self._record_chunks(events)
+        client = get_redis_connection()
+        return drive(self._record_many_steps(chunks, client), client)
+
+    def _record_chunks(self, events: Iterable[Mapping[str, Any]]) -> list[list[Prepared]]:
+        """``record_many``'s events validated and grouped into script calls."""
         chunks: list[list[Prepared]] = []
         chunk: list[Prepared] = []
         weight = 0
@@ -218,12 +226,16 @@ class EventSeries(SeriesQueries, Metric):
             weight += size
         if chunk:
             chunks.append(chunk)
-        client = get_redis_connection()
+        return chunks
+
+    def _record_many_steps(
+        self, chunks: list[list[Prepared]], client: AnyRedisClient
+    ) -> Steps[list[int]]:
         ids: list[int] = []
         for i in range(0, len(chunks), self.MAX_CALLS_PER_PIPELINE):
             group = chunks[i : i + self.MAX_CALLS_PER_PIPELINE]
             calls = [self._record_call(chunk, client) for chunk in group]
-            for chunk, first in zip(group, run_calls(client, calls), strict=True):
+            for chunk, first in zip(group, (yield Calls(calls)), strict=True):
                 ids.extend(range(first, first + len(chunk)))
         return ids
 
@@ -265,7 +277,7 @@ class EventSeries(SeriesQueries, Metric):
         """Add an event checked earlier (a deferred ``record``) to ``batch``."""
         batch.add(self._record_call([event], get_redis_connection()))
 
-    def _record_call(self, events: Sequence[Prepared], client: RedisClient) -> ScriptCall:
+    def _record_call(self, events: Sequence[Prepared], client: AnyRedisClient) -> ScriptCall:
         inline = catalogue.inline_catalogue(client)
         retention = "" if self._retention is None else score(self._retention)
         own_cap = "" if self._max_values is None else self._max_values
@@ -303,7 +315,13 @@ class EventSeries(SeriesQueries, Metric):
                 args += [position, entry[1]]
         if inline:
             keys.append(catalogue_key(KIND))
-        return ScriptCall(script("events_record"), keys, args, after=self._after_record)
+        return ScriptCall(
+            script("events_record"),
+            keys,
+            args,
+            after=self._after_record,
+            aafter=self._aafter_record,
+        )
 
     def _after_record(self, client: RedisClient, reply: Any) -> int:
         self._listed(client, reply[1])

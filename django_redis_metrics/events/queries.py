@@ -8,10 +8,11 @@ import time
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from ..core.connection import RedisClient, get_redis_connection
+from ..core.connection import get_redis_connection
 from ..core.keys import to_str
 from ..core.retention import ttl_ms
 from ..core.scripts import ScriptLibrary
+from ..core.steps import Op, Script, Steps, drive
 from ..core.timeutil import When
 from ..core.validation import positive_int
 from .codec import (
@@ -26,6 +27,8 @@ from .codec import (
 from .keys import SeriesKeys
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
+#: Where the next page of a read starts: the last (score, id) read.
+Cursor = tuple[str, str]
 
 
 class SeriesQueries(SeriesKeys):
@@ -76,54 +79,77 @@ class SeriesQueries(SeriesKeys):
     def _read(
         self, ascending: bool, lo: float, hi: float, limit: int | None
     ) -> Iterator[dict[str, Any]]:
-        if limit is not None:
-            limit = positive_int(limit, "limit")  # an IntEnum becomes a plain int
+        left = self._limit(limit)
         client = get_redis_connection()
-        read = script("events_read")
-        cursor: tuple[str, str] = ("", "")
-        left = limit
-        while left is None or left > 0:
-            size = self.PAGE if left is None else min(self.PAGE, left)
-            args: list[str | int] = [
-                int(ascending),
-                bound(lo),
-                bound(hi),
-                *cursor,
-                size,
-                self.key("e", ""),
-            ]
-            reply = read(client, [self.time_key], args)
-            page = reply[1:]
-            for raw in page:
-                yield decode_event(raw)
-            if left is not None:
-                left -= len(page)
-            if int(reply[0]) or not page:
-                return
-            cursor = (to_str(page[-1][0]), to_str(page[-1][1]))
+        cursor: Cursor | None = ("", "")
+        while cursor is not None:
+            page, cursor, left = drive(self._page_steps(ascending, lo, hi, cursor, left), client)
+            yield from page
+
+    @staticmethod
+    def _limit(limit: int | None) -> int | None:
+        return None if limit is None else positive_int(limit, "limit")  # an IntEnum: an int
+
+    def _page_steps(
+        self, ascending: bool, lo: float, hi: float, cursor: Cursor, left: int | None
+    ) -> Steps[tuple[list[dict[str, Any]], Cursor | None, int | None]]:
+        """One page of ``_read``: its events, the cursor of the next page (``None`` when
+        done) and how many events are still wanted."""
+        if left is not None and left <= 0:
+            return [], None, left
+        size = self.PAGE if left is None else min(self.PAGE, left)
+        args: list[str | int] = [int(ascending), bound(lo), bound(hi), *cursor, size]
+        reply = yield Script(script("events_read"), [self.time_key], [*args, self.key("e", "")])
+        page = reply[1:]
+        if left is not None:
+            left -= len(page)
+        done = int(reply[0]) or not page
+        after = None if done else (to_str(page[-1][0]), to_str(page[-1][1]))
+        return [decode_event(raw) for raw in page], after, left
 
     def count(self, start: When, end: When) -> int:
         """Events with ``start <= timestamp <= end``: one ZCOUNT, O(log N)."""
+        return drive(self._count_steps(start, end))
+
+    def _count_steps(self, start: When, end: When) -> Steps[int]:
         lo, hi = time_range(start, end)
-        return int(get_redis_connection().zcount(self.time_key, score(lo), score(hi)))
+        return int((yield Op("zcount", self.time_key, score(lo), score(hi))))
 
     def size(self) -> int:
         """How many events the series holds (ZCARD); not ``__len__``, which would make
         ``if series:`` a Redis round trip."""
-        return int(get_redis_connection().zcard(self.time_key))
+        return drive(self._size_steps())
+
+    def _size_steps(self) -> Steps[int]:
+        return int((yield Op("zcard", self.time_key)))
 
     def counts(
         self, start: When, end: When, window: int | float, *, cache: bool = True
     ) -> list[int]:
-        """Events per ``window``-second window, windows aligned to multiples of ``window``.
+        """Events with ``start <= timestamp <= end`` per ``window``-second window, windows
+        aligned to multiples of ``window``; the first and last are clipped to the range, so
+        the counts add up to ``count(start, end)``.
 
         From the window holding ``start`` to the one holding ``end``, at most ``MAX_WINDOWS``
         of them; one script call (one ZCOUNT, O(log N), per window) per
-        ``MAX_WINDOWS_PER_CALL`` windows. Closed windows of a whole number of seconds are cached
-        (by calls over at most ``MAX_CACHED_WINDOWS_PER_CALL`` windows, up to
+        ``MAX_WINDOWS_PER_CALL`` windows. Closed whole windows of a whole number of seconds are
+        cached (by calls over at most ``MAX_CACHED_WINDOWS_PER_CALL`` windows, up to
         ``MAX_CACHE_ENTRIES`` per window size); any event recorded later into a cached window
         (however late or back-dated) drops that window from the cache in the same atomic step.
+        A clipped window is always counted, never cached.
         """
+        client = get_redis_connection()
+        counts_script = script("events_counts")
+        result: list[int] = []
+        for keys, args in self.plan_counts(start, end, window, cache=cache):
+            result += parse_counts(counts_script(client, keys, args))
+        return result
+
+    def plan_counts(
+        self, start: When, end: When, window: int | float, *, cache: bool = True
+    ) -> list[tuple[list[str], list[str | int]]]:
+        """The ``events_counts`` script calls (keys, args) of ``counts``, in order; validates
+        everything and touches no Redis, so sync and async callers share it."""
         window = validate_window(window)
         lo, hi = time_range(start, end)
         if (hi - lo) / window > self.MAX_WINDOWS:  # also catches windows too small to index
@@ -142,52 +168,54 @@ class SeriesQueries(SeriesKeys):
             and window <= self.MAX_CACHED_WINDOW
             and windows <= self.MAX_CACHED_WINDOWS_PER_CALL
         )
-        client = get_redis_connection()
-        counts_script = script("events_counts")
-        result: list[int] = []
+        # window_index puts lo and hi inside their windows exactly as doubles compare, so the
+        # first window is whole only when lo is its start, and the last only when no double
+        # lies between hi and the next window's start.
+        low = "" if lo == first * window else score(lo)
+        after = (last + 1) * window
+        high = "" if hi >= math.nextafter(float(after), -math.inf) else score(hi)
         now = score(time.time())
-        cache_ttl = ttl_ms(2 * self.retention) if caching else 0
+        if caching:
+            keys = [self.time_key, self.cache_key(int(window)), self.sizes_key]
+            head: list[str | int] = [
+                int(window),
+                now,
+                self.MAX_CACHED_SIZES,
+                self.MAX_CACHE_ENTRIES,
+                ttl_ms(2 * self.retention),
+            ]
+        else:
+            keys = [self.time_key]
+            head = ["", now, self.MAX_CACHED_SIZES, self.MAX_CACHE_ENTRIES, 0]
+        calls: list[tuple[list[str], list[str | int]]] = []
         for k in range(first, last + 1, self.MAX_WINDOWS_PER_CALL):
             stop = min(k + self.MAX_WINDOWS_PER_CALL, last + 1)
             bounds = [score(i * window) for i in range(k, stop + 1)]
-            if caching:
-                keys = [self.time_key, self.cache_key(int(window)), self.sizes_key]
-                head: list[str | int] = [
-                    int(window),
-                    now,
-                    self.MAX_CACHED_SIZES,
-                    self.MAX_CACHE_ENTRIES,
-                    cache_ttl,
-                ]
-            else:
-                keys, head = (
-                    [self.time_key],
-                    ["", now, self.MAX_CACHED_SIZES, self.MAX_CACHE_ENTRIES, 0],
-                )
-            result += [int(c) for c in counts_script(client, keys, [*head, *bounds])]
-        return result
+            clips = [low if k == first else "", high if stop == last + 1 else ""]
+            calls.append((keys, [*head, *clips, *bounds]))
+        return calls
 
     def count_by(self, field: str, start: When, end: When) -> dict[str, int]:
         """Events per value (its text, see ``encode_value``) of ``field``; events without it
         are not counted. An indexed field costs one ZCOUNT per value seen; any other field is
         counted server-side, ``PAGE`` events per script call, so no call blocks Redis long."""
+        return drive(self._count_by_steps(field, start, end))
+
+    def _count_by_steps(self, field: str, start: When, end: When) -> Steps[dict[str, int]]:
         validate_field_name(field)
         lo, hi = time_range(start, end)
-        client = get_redis_connection()
         if field in self.index:
-            return self._count_indexed(client, field, lo, hi)
-        return self._count_plain(client, field, lo, hi)
+            return (yield from self._count_indexed(field, lo, hi))
+        return (yield from self._count_plain(field, lo, hi))
 
-    def _count_indexed(
-        self, client: RedisClient, field: str, lo: float, hi: float
-    ) -> dict[str, int]:
+    def _count_indexed(self, field: str, lo: float, hi: float) -> Steps[dict[str, int]]:
         counter = script("events_count_index")
         result: dict[str, int] = {}
         cursor = "0"
         prefix = self.key("by", field, "")
         while True:
-            reply = counter(
-                client,
+            reply = yield Script(
+                counter,
                 [self.values_key(field)],
                 [cursor, score(lo), score(hi), prefix, self.VALUES_PER_CALL],
             )
@@ -198,13 +226,13 @@ class SeriesQueries(SeriesKeys):
             if cursor == "0":
                 return result
 
-    def _count_plain(self, client: RedisClient, field: str, lo: float, hi: float) -> dict[str, int]:
+    def _count_plain(self, field: str, lo: float, hi: float) -> Steps[dict[str, int]]:
         counter = script("events_count_field")
         result: dict[str, int] = {}
         cursor: tuple[str, str] = ("", "")
         while True:
-            reply = counter(
-                client,
+            reply = yield Script(
+                counter,
                 [self.time_key],
                 [score(lo), score(hi), *cursor, self.PAGE, self.key("e", ""), field],
             )
@@ -217,3 +245,8 @@ class SeriesQueries(SeriesKeys):
 
     def exists(self) -> bool:
         return bool(get_redis_connection().exists(self.meta_key))
+
+
+def parse_counts(reply: Any) -> list[int]:
+    """The counts of one ``events_counts`` script call."""
+    return [int(c) for c in reply]

@@ -751,8 +751,8 @@ def test_a_prebuilt_union_gone_stale_is_built_again(
     original = bitmap_query._build_union
     builds: list[bool] = []
 
-    def build_then_mark_late(client: Any, union: Any, *, use_cache: bool) -> Any:
-        built = original(client, union, use_cache=use_cache)
+    def build_then_mark_late(union: Any, *, use_cache: bool) -> Any:
+        built = yield from original(union, use_cache=use_cache)
         builds.append(use_cache)
         if len(builds) == 1:  # a late mark lands between the steps and the final call
             daily.mark(1, noon(first + timedelta(days=3)))

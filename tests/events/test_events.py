@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, timezone
@@ -46,7 +47,7 @@ class Model:
     def counts(self, lo: float, hi: float, window: float) -> list[int]:
         first, last = window_index(lo, window), window_index(hi, window)
         return [
-            sum(1 for e in self.events if k * window <= e["timestamp"] < (k + 1) * window)
+            sum(1 for e in self.between(lo, hi) if k * window <= e["timestamp"] < (k + 1) * window)
             for k in range(first, last + 1)
         ]
 
@@ -57,6 +58,12 @@ class Model:
                 text = encode_value(name, e[name])[1]
                 result[text] = result.get(text, 0) + 1
         return result
+
+
+def below(timestamp: float) -> float:
+    """The last time before ``timestamp``: ``counts(a, below(b), w)`` covers whole windows
+    up to ``b`` (the last window is not clipped, so it can be cached)."""
+    return math.nextafter(timestamp, -math.inf)
 
 
 def unique(prefix: str = "s") -> str:
@@ -174,7 +181,7 @@ def test_cache_never_serves_a_stale_window(backend: Any) -> None:
     base = T0 - T0 % 60  # a multiple of 60
     for ts in (base + 1, base + 65, base + 65.5, base + 130):
         model.add(series.record(ts, kind="a"), ts, {"kind": "a"})
-    lo, hi = base, base + 179
+    lo, hi = base, below(base + 180)
     assert series.counts(lo, hi, 60) == [1, 2, 1]
     cache = backend.client.zrange(series.cache_key(60), 0, -1, withscores=True)
     assert [s for _, s in cache] == [base, base + 60, base + 120]  # all closed (in 2023)
@@ -574,11 +581,11 @@ def test_counts_caches_a_bounded_number_of_windows(
     expected = [0] * 5 + [1] + [0] * 15
     assert series.counts(T0, T0 + 20, 1) == expected  # 21 windows: counted, none cached
     assert backend.client.zcard(series.cache_key(1)) == 0
-    assert series.counts(T0, T0 + 19, 1) == expected[:20]
+    assert series.counts(T0, below(T0 + 20), 1) == expected[:20]
     assert backend.client.zcard(series.cache_key(1)) == 20
-    assert series.counts(T0 + 20, T0 + 39, 1) == [0] * 20
+    assert series.counts(T0 + 20, below(T0 + 40), 1) == [0] * 20
     assert backend.client.zcard(series.cache_key(1)) == 30  # full: counted, not cached
-    assert series.counts(T0, T0 + 19, 1) == expected[:20]
+    assert series.counts(T0, below(T0 + 20), 1) == expected[:20]
 
 
 def test_delete_racing_a_recorder_leaves_no_orphan_and_no_merged_event(
@@ -627,8 +634,8 @@ def test_preen_removes_old_cached_windows_in_bounded_steps(
     series = EventSeries(unique(), retention=10)
     series.record(T0, kind="a")
     series.record(T0 + 500, kind="b")
-    assert series.counts(T0, T0 + 99, 1) == [1] + [0] * 99  # 300 closed windows cached
-    assert series.counts(T0 + 400, T0 + 599, 1) == [0] * 100 + [1] + [0] * 99
+    assert series.counts(T0, below(T0 + 100), 1) == [1] + [0] * 99  # 300 closed windows cached
+    assert series.counts(T0 + 400, below(T0 + 600), 1) == [0] * 100 + [1] + [0] * 99
     cache = series.cache_key(1)
     sizes: list[int] = [backend.client.zcard(cache)]
     original = LuaScript.__call__

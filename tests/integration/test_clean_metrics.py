@@ -104,7 +104,15 @@ def test_one_pass_cleans_every_kind(old_data: Any) -> None:
     orders = EventSeries("orders", index=["country"])
     assert orders.size() == 1
     assert orders.count_by("country", 0, time.time()) == {"FR": 1}
-    assert list(cleanup.CLEANERS) == ["counter", "events", "bitmap", "temporary"]
+    assert list(cleanup.CLEANERS) == [
+        "counter",
+        "events",
+        "bitmap",
+        "estimate",
+        "statistic",
+        "gauge",
+        "temporary",
+    ]
 
 
 def test_verbosity(old_data: Any) -> None:

@@ -12,7 +12,13 @@ from django.test import Client
 from django.urls import reverse
 
 import django_redis_metrics
-from django_redis_metrics import Counter, EventSeries, UniqueBitmap, get_redis_connection
+from django_redis_metrics import (
+    Counter,
+    EventSeries,
+    Statistic,
+    UniqueBitmap,
+    get_redis_connection,
+)
 from django_redis_metrics.admin import common as admin_common
 from django_redis_metrics.admin.dashboard import resolve_tiles
 from django_redis_metrics.admin.tilebase import Tile
@@ -231,10 +237,23 @@ def test_bad_dashboard_settings_are_clear_errors_and_a_system_check(
     assert [m.id for m in check_settings()] == ["django_redis_metrics.E051"]
 
 
-def test_the_latency_tile_waits_for_the_statistic_model(root: Client, clock: float) -> None:
-    assert not hasattr(django_redis_metrics, "Statistic")
+def test_the_latency_tile_says_so_without_the_statistic_model(
+    root: Client, clock: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delattr(django_redis_metrics, "Statistic")
     slowest = tiles(root.get(dashboard()))["slowest_views"]
     assert slowest == {"unavailable": True, "hook": "summary_reads"}
+
+
+def test_the_latency_tile_reads_the_statistics_summaries(root: Client, clock: float) -> None:
+    for view, latencies in {"home": [10, 20, 30, 40], "shop": [100, 200]}.items():
+        for value in latencies:
+            Statistic(f"latency:{view}").record(value, when=clock)
+    Statistic("latency:old").record(999, when=clock - 2 * 3600)  # not this hour
+    slowest = tiles(root.get(dashboard()))["slowest_views"]
+    rows = [(r["view"], r["mean"], r["max"], r["count"]) for r in slowest["rows"]]
+    assert rows == [("shop", 150.0, 200.0, 2), ("home", 25.0, 40.0, 4)]
+    assert Statistic("latency:home").summary(3600, clock)["p99"] == pytest.approx(40, rel=0.05)
 
 
 class StandInStatistic:

@@ -8,11 +8,16 @@
 -- ARGV[4]          most windows cached per window size
 -- ARGV[5]          TTL of the cache keys (ms), refreshed as they are written: derived data,
 --                  they go with the series (twice its retention, as its other keys)
--- ARGV[6..]        the window boundaries: n + 1 timestamps for n windows
--- Returns the n counts.
+-- ARGV[6]          the first window clipped: the lowest timestamp it counts (inclusive), or ''
+--                  when it is whole
+-- ARGV[7]          the last window clipped: the highest timestamp it counts (inclusive), or ''
+--                  when it is whole
+-- ARGV[8..]        the window boundaries: n + 1 timestamps for n windows
+-- A clipped window holds only part of its events: it is counted exactly, never read from nor
+-- written to the cache. Returns the n counts.
 local caching = ARGV[1] ~= ''
 local now = tonumber(ARGV[2])
-local n = #ARGV - 6
+local n = #ARGV - 8
 local cached = {}
 local room = 0
 if caching then
@@ -21,7 +26,7 @@ if caching then
         caching = false
     else
         room = tonumber(ARGV[4]) - redis.call('ZCARD', KEYS[2])
-        local hits = redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[6], ARGV[5 + n])
+        local hits = redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[8], ARGV[7 + n])
         for _, member in ipairs(hits) do
             local sep = string.find(member, ':', 1, true)
             cached[string.sub(member, 1, sep - 1)] = tonumber(string.sub(member, sep + 1))
@@ -31,14 +36,21 @@ end
 local counts = {}
 local stored = false
 for i = 1, n do
-    local start, stop = ARGV[5 + i], ARGV[6 + i]
-    local count = cached[start]
-    if count == nil then
-        count = redis.call('ZCOUNT', KEYS[1], start, '(' .. stop)
-        if caching and room > 0 and tonumber(stop) <= now then
-            redis.call('ZADD', KEYS[2], start, start .. ':' .. count)
-            room = room - 1
-            stored = true
+    local start, stop = ARGV[7 + i], ARGV[8 + i]
+    local low = i == 1 and ARGV[6] ~= '' and ARGV[6] or nil
+    local high = i == n and ARGV[7] ~= '' and ARGV[7] or nil
+    local count
+    if low or high then
+        count = redis.call('ZCOUNT', KEYS[1], low or start, high or ('(' .. stop))
+    else
+        count = cached[start]
+        if count == nil then
+            count = redis.call('ZCOUNT', KEYS[1], start, '(' .. stop)
+            if caching and room > 0 and tonumber(stop) <= now then
+                redis.call('ZADD', KEYS[2], start, start .. ':' .. count)
+                room = room - 1
+                stored = true
+            end
         end
     end
     counts[i] = count

@@ -1,0 +1,87 @@
+"""The estimate cleaner: periods older than ``ESTIMATE_RETENTION`` dropped, emptied estimates
+retired from the catalogue (as the bitmap cleaner does for bitmaps)."""
+
+from __future__ import annotations
+
+from ..core import catalogue
+from ..core.cleaning import CleanupReport
+from ..core.connection import RedisClient, get_redis_connection
+from ..core.keys import catalogue_key, metric_key, to_str
+from ..core.periods import PERIOD_NAMES, period_class
+from ..core.scripts import script as core_script
+from ..core.timeutil import When, to_timestamp
+from .model import DROP_BATCH, UniqueEstimate
+from .query import KIND, script
+from .retention import period_bounds, retention
+
+
+def retention_cutoff(period_name: str, keep: int, now: float) -> float:
+    """The start of the oldest period kept: ``keep`` periods counting the current one."""
+    return period_bounds(period_class(period_name).containing(now), keep)[1]
+
+
+def clean_estimates(
+    client: RedisClient | None = None,
+    *,
+    now: When = None,
+    passes: int = 0,
+    dry_run: bool = False,
+    batch_size: int = DROP_BATCH,
+) -> CleanupReport:
+    """One pass over every listed estimate: drop the periods older than ``ESTIMATE_RETENTION``
+    (left behind after it was lowered: writes enforce it otherwise), and retire an estimate
+    with no period left. Old periods are found in each estimate's per-period index, never with
+    KEYS, and dropped ``batch_size`` at a time."""
+    try:
+        keep = retention()
+    except (TypeError, ValueError) as exc:
+        # The system check reports this too, but call_command/clean_all/run_loop skip checks.
+        raise type(exc)(f"ESTIMATE_RETENTION: {exc}") from exc
+    client = client or get_redis_connection()
+    timestamp = to_timestamp(now, "now")
+    cutoffs = {p: retention_cutoff(p, keep[p], timestamp) for p in PERIOD_NAMES}
+    report = CleanupReport(KIND, dry_run=dry_run)
+    for name in catalogue.names(client, KIND, forget=not dry_run):
+        report.metrics_checked += 1
+        estimate = UniqueEstimate(name, periods=PERIOD_NAMES)
+        for period_name, cutoff in cutoffs.items():
+            removed = _drop_before(client, estimate, period_name, cutoff, dry_run, batch_size)
+            report.items_removed += removed
+            if removed:
+                report.details.append(f"estimate {name!r}: {removed} {period_name} periods")
+        if not dry_run and _retire(client, estimate):
+            report.metrics_removed.append(name)
+            report.details.append(f"estimate {name!r}: empty, removed from the catalogue")
+    return report
+
+
+def _drop_before(
+    client: RedisClient,
+    estimate: UniqueEstimate,
+    period_name: str,
+    cutoff: float,
+    dry_run: bool,
+    batch_size: int,
+) -> int:
+    index = estimate.index_key(period_name)
+    if dry_run:
+        return int(client.zcount(index, "-inf", f"({cutoff}"))
+    removed = 0
+    while True:
+        found = client.zrangebyscore(index, "-inf", f"({cutoff}", start=0, num=batch_size)
+        members = [to_str(m) for m in found]  # type: ignore[arg-type]
+        if not members:
+            return removed
+        keys = [metric_key(KIND, estimate.name, period_name, m) for m in members]
+        script("estimate_drop")(client, [index, *keys], members)
+        removed += len(members)
+
+
+def _retire(client: RedisClient, estimate: UniqueEstimate) -> bool:
+    inline = catalogue.inline_catalogue(client)
+    keys = [estimate.meta_key, *(estimate.index_key(p) for p in PERIOD_NAMES)]
+    if inline:
+        keys.append(catalogue_key(KIND))
+    if int(core_script("metric_retire")(client, keys, [estimate.name, int(inline)])) != 1:
+        return False
+    return inline or catalogue.unregister(client, KIND, estimate.name, estimate.meta_key)

@@ -1,0 +1,247 @@
+"""UniqueEstimate: approximate distinct counts per hour, day, ISO week and month (HyperLogLog).
+
+``add`` puts the item into the HyperLogLog of every configured period holding its time (the
+write-time fan-out of ``UniqueBitmap.mark``), so the count of a period is one ``PFCOUNT``, and a
+range is the ``PFCOUNT`` of the fewest period keys covering it. Each key takes at most about
+12 KB whatever the number of items, with a standard error of about 0.81 %; unlike a bitmap,
+an estimate cannot say whether an item is in it nor intersect two sets.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date, tzinfo
+from typing import Any, ClassVar
+
+from ..core import catalogue, deferral
+from ..core.base import Metric
+from ..core.batch import Batch, ScriptCall, run_calls
+from ..core.connection import get_redis_connection
+from ..core.cover import cover_days
+from ..core.keys import catalogue_key, metric_key, to_str, validate_name
+from ..core.periods import (
+    PERIOD_NAMES,
+    Day,
+    Period,
+    day_of,
+    days_between,
+    get_zone,
+    period_class,
+)
+from ..core.retention import MAX_AHEAD
+from ..core.timeutil import When, to_timestamp
+from ..core.validation import positive_int
+from .items import normalize_item
+from .query import KIND, EstimateQuery, script
+from .retention import is_retained, period_bounds, retention
+
+DEFAULT_PERIODS = ("day", "week", "month")
+#: Index entries (periods) dropped per script call by ``delete`` and the cleaner.
+DROP_BATCH = 500
+
+
+#: The period of each kind last written, per zone and retention, with its retention bounds:
+#: writes arrive in time order, so most reuse it.
+_last_periods: dict[tuple[str, tzinfo, int], tuple[Period, int, float]] = {}
+
+
+def _bounded(name: str, timestamp: float, zone: tzinfo, keep: int) -> tuple[Period, int, float]:
+    """The ``name`` period holding ``timestamp`` with ``period_bounds`` of it, reusing the last
+    answer while ``timestamp`` still falls inside that period (exact: it knows its bounds)."""
+    last = _last_periods.get((name, zone, keep))
+    if last is not None and last[0].start_ts <= timestamp < last[0].end_ts:
+        return last
+    period = period_class(name).containing(timestamp, zone)
+    found = _last_periods[(name, zone, keep)] = (period, *period_bounds(period, keep))
+    return found
+
+
+def validate_periods(periods: object) -> tuple[str, ...]:
+    """Known, distinct period names in canonical order (hour, day, week, month)."""
+    if isinstance(periods, str | bytes) or not isinstance(periods, Iterable):
+        raise TypeError(f"periods must be a sequence of period names, not {periods!r}.")
+    names = list(periods)
+    if not names:
+        raise ValueError("periods must name at least one period.")
+    for name in names:
+        period_class(name)
+    return tuple(p for p in PERIOD_NAMES if p in names)
+
+
+class UniqueEstimate(Metric):
+    """Approximate distinct items (visitors, sessions, search terms) per calendar period.
+
+    >>> visitors = UniqueEstimate("visitors")
+    >>> visitors.add(request.session.session_key)
+    >>> visitors.count("day")
+    >>> visitors.between(start, end).count()
+    """
+
+    KIND: ClassVar[str] = KIND
+    LABEL: ClassVar[str] = "unique estimate"
+    objects: ClassVar[catalogue.MetricManager[UniqueEstimate]] = catalogue.MetricManager()
+
+    def __init__(self, name: str, periods: Sequence[str] = DEFAULT_PERIODS) -> None:
+        self.name = validate_name(name, "estimate name")
+        self.periods = validate_periods(periods)
+
+    @classmethod
+    def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> UniqueEstimate:
+        """An estimate with the periods its stored meta hash names."""
+        stored = {to_str(k): to_str(v) for k, v in meta.items()}.get("periods")
+        if stored is None:
+            raise LookupError(f"Estimate {name!r} has no stored configuration.")
+        names = [p for p in stored.split(",") if p in PERIOD_NAMES]
+        return cls(name, periods=names or DEFAULT_PERIODS)
+
+    def _describe(self) -> str:
+        return f"periods={self.periods}"
+
+    # Keys
+
+    def key(self, period: Period) -> str:
+        """The HyperLogLog of one period, e.g. ``metrics:estimate:{visitors}:week:2020-W53``."""
+        return metric_key(KIND, self.name, period.name, period.suffix)
+
+    def index_key(self, period_name: str) -> str:
+        """The sorted set of this estimate's periods of one kind, scored by their start."""
+        return metric_key(KIND, self.name, "index", period_name)
+
+    def _period(self, period: str | Period, when: When = None) -> Period:
+        if isinstance(period, Period):
+            chosen: Period = period
+        else:
+            chosen = period_class(period).containing(when)
+        if chosen.name not in self.periods:
+            raise ValueError(
+                f"Estimate {self.name!r} keeps no {chosen.name} keys; "
+                f"it keeps {', '.join(self.periods)}."
+            )
+        return chosen
+
+    # Writing
+
+    def add(
+        self,
+        item: object,
+        when: When = None,
+        *,
+        batch: Batch | None = None,
+        defer: bool = False,
+    ) -> None:
+        """Count ``item`` (a str, int or UUID; see ``items.py``) in every configured period
+        holding ``when``: one atomic round trip.
+
+        With ``batch``, the write is queued and sent with the batch's other writes. With
+        ``defer=True`` it is checked now and handed to the process's sender, as the
+        middleware's writes are: it never waits on Redis nor raises because Redis is away.
+        """
+        text = normalize_item(item)
+        timestamp = to_timestamp(when)
+        if batch is not None and not isinstance(batch, Batch):
+            raise TypeError(f"batch must be a Batch, not {type(batch).__name__}: {batch!r}.")
+        if deferral.check_defer(defer, batch):
+            deferral.sink().write(self.name, lambda later: self._add(text, timestamp, later))
+            return
+        self._add(text, timestamp, batch)
+
+    def _add(self, text: str, timestamp: float, batch: Batch | None) -> None:
+        client = get_redis_connection()
+        call = self._add_call(text, timestamp, catalogue.inline_catalogue(client))
+        if batch is not None:
+            batch.add(call)
+        else:
+            run_calls(client, [call])
+
+    def _add_call(self, text: str, timestamp: float, inline: bool) -> ScriptCall:
+        zone = get_zone()
+        keep = retention()
+        periods = [_bounded(name, timestamp, zone, keep[name]) for name in self.periods]
+        base = metric_key(KIND, self.name)  # the prefix is read once per write, not per key
+        keys = [
+            f"{base}:meta",
+            *(f"{base}:{p.name}:{p.suffix}" for p, _, _ in periods),
+            *(f"{base}:index:{p.name}" for p, _, _ in periods),
+        ]
+        if inline:
+            keys.append(catalogue_key(KIND))
+        args: list[str | int | float] = [
+            self.name,
+            len(periods),
+            int(inline),
+            text,
+            ",".join(self.periods),
+            repr(timestamp),
+            MAX_AHEAD,
+        ]
+        for period, expires, oldest in periods:
+            args += [period.suffix, int(period.start_ts), expires, int(oldest)]
+        return ScriptCall(script("estimate_add"), keys, args, after=self._listed)
+
+    def delete(self) -> None:
+        """Remove every period key of this estimate and its catalogue entry (in bounded steps)."""
+        client = get_redis_connection()
+        for name in PERIOD_NAMES:
+            index = self.index_key(name)
+            while True:
+                members = [to_str(m) for m in client.zrange(index, 0, DROP_BATCH - 1)]  # type: ignore[arg-type]
+                if not members:
+                    break
+                keys = [metric_key(KIND, self.name, name, m) for m in members]
+                script("estimate_drop")(client, [index, *keys], members)
+        client.delete(self.meta_key)
+        catalogue.unregister(client, KIND, self.name, self.meta_key)
+
+    # Reading
+
+    def exists(self) -> bool:
+        """Whether the estimate holds data (its meta hash, written by every write, exists)."""
+        return bool(get_redis_connection().exists(self.meta_key))
+
+    def count(self, period: str | Period, when: When = None) -> int:
+        """Distinct items (an estimate) in the ``period`` ("hour", "day", "week", "month")
+        holding ``when`` (default: now): one ``PFCOUNT``."""
+        return int(get_redis_connection().pfcount(self.key(self._period(period, when))))
+
+    def between(self, start: When | date, end: When | date) -> EstimateQuery:
+        """Items added on any day from ``start``'s day to ``end``'s day (inclusive); ``start``
+        and ``end`` are instants, or ``date`` objects naming days in ``TIME_ZONE``.
+
+        Covered by the fewest keys still retained: whole months, whole ISO weeks, then the
+        leftover days (only the periods this estimate keeps); counted by one ``PFCOUNT``.
+        Days older than every period kept hold nothing, so they are not planned at all.
+        """
+        zone = get_zone()
+        first, last = day_of(start, zone), day_of(end, zone)
+        if last < first:
+            raise ValueError("end must not be before start.")
+        now = time.time()
+        keep = retention()
+        oldest = min(
+            period_bounds(period_class(name).containing(now, zone), keep[name])[1]
+            for name in self.periods
+        )
+        if first.start_ts < oldest:
+            first = day_of(oldest, zone)
+        if last < first:
+            return EstimateQuery(self, ())
+        days = list(days_between(first.start_ts, last.start_ts, zone))
+        return EstimateQuery(self, tuple(self._cover(days, now)))
+
+    def last(self, days: int, when: When = None) -> EstimateQuery:
+        """Items added in the ``days`` days ending with ``when``'s day (today by default)."""
+        days = positive_int(days, "days")
+        today = Day.containing(when)
+        return self.between(today.shift(-(days - 1)).start_ts, today.start_ts)
+
+    def _cover(self, days: list[Day], now: float | None = None) -> list[Period]:
+        """The fewest keys still retained at ``now`` whose union is these consecutive days."""
+        keep = retention()
+        moment = time.time() if now is None else now
+        return cover_days(
+            days,
+            self.periods,
+            f"Estimate {self.name!r}",
+            usable=lambda period: is_retained(period, keep, moment),
+        )

@@ -1,0 +1,5 @@
+"""Gauge: a value that goes up and down, its latest value and its last, min and max per slice."""
+
+from .model import Gauge
+
+__all__ = ["Gauge"]

@@ -1,0 +1,117 @@
+"""Gauge: a value that goes up and down (a queue's length, free disk), its latest value and its
+last, min and max per epoch-aligned time slice at several precisions.
+
+One atomic script call per ``set`` (``gauge_set.lua``) updates the slice holding the value at
+every precision and the gauge's latest value, and enforces the retention as counters do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from functools import partial
+from typing import Any, ClassVar
+
+from ..core import catalogue, deferral
+from ..core.batch import Batch, ScriptCall
+from ..core.connection import RedisClient, get_redis_connection
+from ..core.scripts import ScriptLibrary
+from ..core.sliced import SlicedMetric
+from ..core.timeutil import When, to_timestamp
+from ..core.validation import measure
+
+script = ScriptLibrary(__name__.rpartition(".")[0])
+
+KIND = "gauge"
+#: The meta hash's field holding the latest value, as ``time,value``.
+LATEST = "v"
+
+
+class Gauge(SlicedMetric):
+    """A value set from time to time, kept at several precisions.
+
+    >>> queue = Gauge("queue:emails")
+    >>> queue.set(42)
+    >>> queue.get()               # 42.0: the value of the latest time
+    >>> queue.series(60)          # [(slice start, {"last": ..., "min": ..., "max": ...}), ...]
+    """
+
+    KIND: ClassVar[str] = KIND
+    LABEL: ClassVar[str] = "gauge"
+    PRECISIONS_SETTING: ClassVar[str] = "COUNTER_PRECISIONS"
+    SAMPLES_SETTING: ClassVar[str] = "COUNTER_SAMPLES"
+    objects: ClassVar[catalogue.MetricManager[Gauge]] = catalogue.MetricManager()
+
+    #: Slices asked for per HSCAN step.
+    READ_CHUNK: ClassVar[int] = 1000
+
+    def set(
+        self,
+        value: float | Decimal,
+        when: When = None,
+        *,
+        batch: Batch | None = None,
+        defer: bool = False,
+    ) -> None:
+        """Set the gauge to ``value`` (a finite int, float or ``Decimal`` within ±2**53) at
+        ``when`` (default: now): one atomic round trip. The value becomes the latest unless a
+        value of a later ``when`` is stored (a backfill never hides a newer value).
+
+        ``batch`` and ``defer=True`` work as for ``Counter.incr``.
+        """
+        number = measure(value)
+        timestamp = to_timestamp(when)
+        if deferral.check_defer(defer, batch):
+            deferral.sink().write(
+                f"gauge {self.name!r}", lambda later: self.set(number, timestamp, batch=later)
+            )
+            return
+        self._send(partial(self._set_call, number, timestamp), batch)
+
+    def _set_call(self, number: float, timestamp: float, client: RedisClient) -> ScriptCall:
+        """The script call of ``set`` (``number`` and ``timestamp`` already checked)."""
+        args = [repr(number), repr(timestamp)]
+        return self._call(script("gauge_set"), args, timestamp, client)
+
+    def get(self) -> float | None:
+        """The value of the latest ``when`` set (of equal times, the one set last), or
+        ``None`` if the gauge holds nothing."""
+        latest = self.latest()
+        return None if latest is None else latest[1]
+
+    def latest_reads(
+        self,
+    ) -> tuple[
+        list[tuple[str, tuple[Any, ...]]], Callable[[list[Any]], tuple[float, float] | None]
+    ]:
+        """The reads behind :meth:`latest`, for a caller's own pipeline (an exporter):
+        ``commands`` as ``(redis-py pipeline method name, args)``, and ``parse(replies)``
+        giving ``latest()``'s answer from their replies, in order."""
+
+        def parse(replies: list[Any]) -> tuple[float, float] | None:
+            if replies[0] is None:
+                return None
+            when, value = _text(replies[0]).split(",")
+            return float(when), float(value)
+
+        return [("hget", (self.meta_key, LATEST))], parse
+
+    def latest(self) -> tuple[float, float] | None:
+        """``(when, value)`` of the latest value, or ``None``."""
+        commands, parse = self.latest_reads()
+        client = get_redis_connection()
+        return parse([getattr(client, name)(*args) for name, args in commands])
+
+    def series(self, precision: int) -> list[tuple[int, dict[str, float]]]:
+        """The stored slices of ``precision`` as ``(slice start, {"last", "min", "max"})``,
+        oldest first; ``last`` is the value of the latest time within the slice."""
+        precision = self._check_precision(precision)
+        found = []
+        for start, text in self._slices(precision, self.READ_CHUNK):
+            _, last, low, high = (float(part) for part in text.split(","))
+            found.append((start, {"last": last, "min": low, "max": high}))
+        return found
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,0 +1,187 @@
+"""Statistic: count, sum, min, max, mean, standard deviation and quantiles of measured values
+(response times, sizes), per epoch-aligned time slice at several precisions.
+
+The aggregate statistics of *Redis in Action*, section 5.2.2, kept in slices like a counter's
+(``counter/``) rather than in one sorted set per hour, with a log-scale histogram per slice for
+p50/p95/p99 within a stated relative error (``histogram.py``). One atomic script call per
+``record`` (``statistic_record.lua``) updates the slice holding the value at every precision and
+enforces the retention, as counters do: no cleaner needed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+from functools import partial
+from typing import Any, ClassVar
+
+from ..core import catalogue, deferral
+from ..core.batch import Batch, ScriptCall
+from ..core.connection import RedisClient, get_redis_connection
+from ..core.keys import to_str
+from ..core.scripts import ScriptLibrary
+from ..core.sliced import SlicedMetric
+from ..core.timeutil import When, slice_start, slice_starts, to_timestamp
+from ..core.validation import measure, positive_int
+from . import histogram
+from .histogram import Summary
+
+script = ScriptLibrary(__name__.rpartition(".")[0])
+
+KIND = "statistic"
+#: Redis reads of a summary: ``(redis-py pipeline method name, args)`` in order.
+Commands = list[tuple[str, tuple[Any, ...]]]
+
+
+class Statistic(SlicedMetric):
+    """Aggregates of measured values at several precisions.
+
+    >>> latency = Statistic("latency:home")
+    >>> latency.record(12.5)
+    >>> with latency.time():        # records the block's milliseconds
+    ...     render()
+    >>> latency.summary(3600)       # {"count": ..., "mean": ..., "p95": ..., ...}
+    """
+
+    KIND: ClassVar[str] = KIND
+    LABEL: ClassVar[str] = "statistic"
+    PRECISIONS_SETTING: ClassVar[str] = "STATISTIC_PRECISIONS"
+    SAMPLES_SETTING: ClassVar[str] = "STATISTIC_SAMPLES"
+    objects: ClassVar[catalogue.MetricManager[Statistic]] = catalogue.MetricManager()
+
+    #: Most histogram buckets a slice keeps (eight per doubling: 96 span a factor of 4096, say
+    #: 1 ms to 4 s, at full accuracy). Past it the two lowest buckets are merged: quantiles
+    #: falling in the merged ones lose their error bound, the higher ones keep it. A slice
+    #: takes about 50 bytes plus 9 to 13 per bucket holding values, so at most about 1.3 KB.
+    MAX_BUCKETS: ClassVar[int] = 96
+    #: Most slices ``recent`` reads.
+    MAX_RECENT: ClassVar[int] = 10_000
+    #: Slices asked for per HSCAN step or HMGET.
+    READ_CHUNK: ClassVar[int] = 500
+
+    # Writing
+
+    def record(
+        self,
+        value: float | Decimal,
+        when: When = None,
+        *,
+        batch: Batch | None = None,
+        defer: bool = False,
+    ) -> None:
+        """Add ``value`` (a finite int, float or ``Decimal`` within ±2**53) to the slice
+        holding ``when`` at every precision: one atomic round trip.
+
+        With ``batch``, the write is queued and sent with the batch's other writes. With
+        ``defer=True`` it is checked now and handed to the process's sender: it never waits
+        on Redis nor raises because Redis is away.
+        """
+        number = measure(value)
+        timestamp = to_timestamp(when)
+        if deferral.check_defer(defer, batch):
+            deferral.sink().write(
+                f"statistic {self.name!r}",
+                lambda later: self.record(number, timestamp, batch=later),
+            )
+            return
+        self._send(partial(self._record_call, number, timestamp), batch)
+
+    def _record_call(self, number: float, timestamp: float, client: RedisClient) -> ScriptCall:
+        """The script call of ``record`` (``number`` and ``timestamp`` already checked)."""
+        bucket = histogram.bucket(number)
+        args: list[str | int] = [self.MAX_BUCKETS, repr(number), bucket, repr(timestamp)]
+        return self._call(script("statistic_record"), args, timestamp, client)
+
+    @contextmanager
+    def time(self, *, batch: Batch | None = None, defer: bool = False) -> Iterator[None]:
+        """Record the milliseconds the block takes (monotonic clock), even if it raises."""
+        deferral.check_defer(defer, batch)
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            elapsed = (time.monotonic() - started) * 1000
+            self.record(elapsed, batch=batch, defer=defer)
+
+    # Reading
+
+    def summary_reads(
+        self, precision: int, when: When = None
+    ) -> tuple[Commands, Callable[[list[Any]], Summary]]:
+        """The reads behind :meth:`summary`, for a caller's own pipeline (the dashboard):
+        ``commands`` as ``(redis-py pipeline method name, args)``, and ``parse(replies)``
+        giving ``summary()``'s dict from their replies, in order."""
+        precision = self._check_precision(precision)
+        start = slice_start(to_timestamp(when), precision)
+
+        def parse(replies: list[Any]) -> Summary:
+            return histogram.parse(replies[0])
+
+        return [("hget", (self.key(precision), str(start)))], parse
+
+    def totals_reads(self) -> tuple[Commands, Callable[[list[Any]], dict[str, Any]]]:
+        """The reads behind :meth:`totals`, as :meth:`summary_reads` gives them."""
+
+        def parse(replies: list[Any]) -> dict[str, Any]:
+            count, total = replies[0]
+            return {
+                "count": int(to_str(count)) if count is not None else 0,
+                "sum": float(to_str(total)) if total is not None else 0.0,
+            }
+
+        return [("hmget", (self.meta_key, ["n", "s"]))], parse
+
+    def totals(self) -> dict[str, Any]:
+        """``{"count", "sum"}`` of every value recorded since the statistic was first written
+        (kept apart from the slices, never trimmed; gone only with the whole statistic, by
+        :meth:`delete` or once nobody wrote it for its whole retention): what a Prometheus
+        summary's ``_count`` and ``_sum`` are."""
+        commands, parse = self.totals_reads()
+        client = get_redis_connection()
+        return parse([getattr(client, name)(*args) for name, args in commands])
+
+    def summary(self, precision: int, when: When = None) -> Summary:
+        """The slice of ``precision`` holding ``when`` (default: now): ``count``, ``sum``,
+        ``min``, ``max``, ``mean``, ``stddev`` (the sample standard deviation, ``None`` below
+        two values) and the quantiles ``p50``, ``p95``, ``p99`` (within
+        ``histogram.RELATIVE_ERROR``, 4.33 %). An empty slice: count 0, the others ``None``."""
+        commands, parse = self.summary_reads(precision, when)
+        client = get_redis_connection()
+        return parse([getattr(client, name)(*args) for name, args in commands])
+
+    def percentile(self, precision: int, q: float, when: When = None) -> float | None:
+        """The ``q``-quantile (0 < q ≤ 1; nearest rank) of the slice holding ``when``, within
+        ``histogram.RELATIVE_ERROR`` of the exact one; ``None`` for an empty slice."""
+        if isinstance(q, bool) or not isinstance(q, int | float):
+            raise TypeError(f"q must be a number in (0, 1], not {q!r}.")
+        if not 0 < q <= 1:
+            raise ValueError(f"q must be a number in (0, 1], not {q!r}.")
+        precision = self._check_precision(precision)
+        start = slice_start(to_timestamp(when), precision)
+        text = get_redis_connection().hget(self.key(precision), str(start))
+        return histogram.quantile_of(text, q)
+
+    def series(self, precision: int) -> list[tuple[int, Summary]]:
+        """The stored slices of ``precision`` as ``(slice start, summary)``, oldest first."""
+        precision = self._check_precision(precision)
+        slices = self._slices(precision, self.READ_CHUNK)
+        return [(start, histogram.parse(text)) for start, text in slices]
+
+    def recent(
+        self, precision: int, count: int | None = None, until: When = None
+    ) -> list[tuple[int, Summary]]:
+        """The newest ``count`` slices (default: ``samples``) up to ``until``, oldest first;
+        a slice holding nothing has count 0."""
+        precision = self._check_precision(precision)
+        count = self.samples if count is None else positive_int(count, "count")
+        if count > self.MAX_RECENT:
+            raise ValueError(f"recent() reads at most {self.MAX_RECENT} slices, not {count}.")
+        starts = slice_starts(precision, count, to_timestamp(until, "until"))
+        key = self.key(precision)
+        pipe = get_redis_connection().pipeline(transaction=False)
+        for index in range(0, len(starts), self.READ_CHUNK):
+            pipe.hmget(key, starts[index : index + self.READ_CHUNK])
+        texts = [text for chunk in pipe.execute() for text in chunk]
+        return [(s, histogram.parse(t)) for s, t in zip(starts, texts, strict=True)]
