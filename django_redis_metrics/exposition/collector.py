@@ -114,7 +114,10 @@ class MetricsCollector(Collector):
         )
         for estimate in UniqueEstimate.objects.all():
             for period in estimate.periods:
-                hook = ([("pfcount", (current_period(estimate, period),))], _first_int)
+                # Through execute_command: redis-py's cluster pipeline refuses its pfcount(),
+                # which may name keys in several slots (one key always has one).
+                key = current_period(estimate, period)
+                hook = ([("execute_command", ("PFCOUNT", key))], _first_int)
                 plan.add(hook, _adder(estimates, estimate.name, period))
         yield estimates
 
