@@ -102,6 +102,7 @@ class MetricsCollector(Collector):
         )
         for bitmap in UniqueBitmap.objects.all():
             for period in bitmap.periods:
+                hook: tuple[list[Read], Parse]
                 hook = ([("bitcount", (current_period(bitmap, period),))], _first_int)
                 plan.add(hook, _adder(users, bitmap.name, period))
         yield users
