@@ -32,12 +32,19 @@ Two sites: a bare view (no session or auth middleware), and a signed-in user on 
 
     .venv/bin/python benchmarks/bench_middleware.py [--requests 2000] [--rounds 15]
 
-Goal (issue 5): the request latency added is at most 1.5 round trips.
+With django-prometheus installed (``pip install -r benchmarks/peers-requirements.txt``), its
+middleware pair (which also measures latency and status codes per view, in process) is measured
+in the same rounds, against the same plain handler, and the ratio ours / theirs printed.
+
+Goals: the request latency added is at most 1.5 round trips (issue 5), and, with the middleware
+also timing every view and counting its status class, no more than django-prometheus adds
+(issue 11).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import statistics
 import sys
@@ -54,6 +61,11 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
 METRICS = "django_redis_metrics.middleware.MetricsMiddleware"
+#: django-prometheus' middleware pair (first and last in MIDDLEWARE, as its README says): the
+#: baseline of what a per-process latency/status exporter adds to a request.
+PEER_BEFORE = "django_prometheus.middleware.PrometheusBeforeMiddleware"
+PEER_AFTER = "django_prometheus.middleware.PrometheusAfterMiddleware"
+PEER_INSTALLED = importlib.util.find_spec("django_prometheus") is not None
 SESSION_AUTH = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -181,14 +193,19 @@ def time_pings(client: Any, count: int) -> float:
     return (time.perf_counter() - started) / count
 
 
-def handlers(middleware: list[str]) -> tuple[Handler, Handler]:
-    """A WSGI handler with ``middleware``, and one with the metrics middleware after it."""
+def handlers(middleware: list[str]) -> tuple[Handler, dict[str, Handler]]:
+    """A WSGI handler with ``middleware``, and the same with the metrics middleware after it
+    (``ours``) and, when it is installed, with django-prometheus' pair around it."""
     from django.core.handlers.wsgi import WSGIHandler
 
     settings.MIDDLEWARE = middleware
     plain = WSGIHandler()
     settings.MIDDLEWARE = [*middleware, METRICS]
-    return plain, WSGIHandler()
+    measured: dict[str, Handler] = {"ours": WSGIHandler()}
+    if PEER_INSTALLED:
+        settings.MIDDLEWARE = [PEER_BEFORE, *middleware, PEER_AFTER]
+        measured["django-prometheus"] = WSGIHandler()
+    return plain, measured
 
 
 def signed_in_cookie() -> str:
@@ -211,29 +228,32 @@ def signed_in_cookie() -> str:
 def measure(
     title: str,
     plain: Handler,
-    measured: Handler,
+    measured: dict[str, Handler],
     environ: Callable[[], dict[str, Any]],
     client: Any,
     options: Any,
 ) -> None:
-    for handler in (plain, measured):  # warm up: connections, scripts, caches
+    """Each handler of ``measured`` against ``plain``, all in the same interleaved rounds."""
+    for handler in (plain, *measured.values()):  # warm up: connections, scripts, caches
         throughput(handler, environ, 200, alone=False)
     time_pings(client, 200)
 
     n = options.requests
-    rows: dict[str, list[float]] = {
-        key: []
-        for key in ("idle", "busy", "alone", "merged", "base_idle", "base_busy", "base", "ping")
-    }
+    rows: dict[str, list[float]] = {key: [] for key in ("base_busy", "base", "ping")}
+    for name in measured:
+        for key in ("idle", "base_idle", "busy", "alone", "merged"):
+            rows[f"{name} {key}"] = []
     for _ in range(options.rounds):
-        base_idle, idle = latency_after_pause((plain, measured), environ, n // 8, client)
-        rows["base_idle"].append(base_idle)
-        rows["idle"].append(idle)
+        for name, handler in measured.items():
+            base_idle, idle = latency_after_pause((plain, handler), environ, n // 8, client)
+            rows[f"{name} base_idle"].append(base_idle)
+            rows[f"{name} idle"].append(idle)
         rows["base_busy"].append(latency_back_to_back(plain, environ, n))
-        rows["busy"].append(latency_back_to_back(measured, environ, n))
         rows["base"].append(throughput(plain, environ, n, alone=False))
-        rows["alone"].append(throughput(measured, environ, n // 4, alone=True))
-        rows["merged"].append(throughput(measured, environ, n, alone=False))
+        for name, handler in measured.items():
+            rows[f"{name} busy"].append(latency_back_to_back(handler, environ, n))
+            rows[f"{name} alone"].append(throughput(handler, environ, n // 4, alone=True))
+            rows[f"{name} merged"].append(throughput(handler, environ, n, alone=False))
         rows["ping"].append(time_pings(client, n))
     ping = statistics.median(rows["ping"])
 
@@ -242,26 +262,40 @@ def measure(
         return extra * 1e6, extra / ping
 
     print(f"\n{title}")
-    for key, label in (("base_idle", "after a pause"), ("base_busy", "back to back")):
+    first = next(iter(measured))
+    for key, label in ((f"{first} base_idle", "after a pause"), ("base_busy", "back to back")):
         print(
             f"  request without the middleware, {label + ':':14s}"
             f"{statistics.median(rows[key]) * 1e6:8.1f} µs"
         )
     print(f"  one PING round trip:                    {ping * 1e6:8.1f} µs")
     print("  request latency added (what the request waits for; goal <= 1.5 round trips):")
-    for key, base, label in (
-        ("idle", "base_idle", f"after a {IDLE_GAP * 1e3:g} ms pause"),
-        ("busy", "base_busy", "back to back"),
-    ):
-        micros, trips = added(key, base)
-        print(f"    {label + ':':36s} {micros:8.1f} µs = {trips:5.2f} round trips")
+    figures: dict[str, dict[str, float]] = {}
+    for name in measured:
+        for key, base, label in (
+            (f"{name} idle", f"{name} base_idle", f"after a {IDLE_GAP * 1e3:g} ms pause"),
+            (f"{name} busy", "base_busy", "back to back"),
+        ):
+            micros, trips = added(key, base)
+            figures.setdefault(name, {})[label] = micros
+            what = f"{name}, {label}:"
+            print(f"    {what:52s} {micros:8.1f} µs = {trips:5.2f} round trips")
+    if len(measured) > 1:
+        ours, *peers = measured
+        for peer in peers:
+            for label, micros in figures[ours].items():
+                theirs = figures[peer][label]
+                ratio = micros / theirs if theirs > 0 else float("nan")
+                print(f"    {ours} / {peer}, {label}: {ratio:5.2f}")
     print("  Redis/sender work per request (background, not in the request's latency):")
-    for key, label in (
-        ("alone", "each request's writes alone"),
-        ("merged", "back to back, round trips merged"),
-    ):
-        micros, trips = added(key, "base")
-        print(f"    {label + ':':36s} {micros:8.1f} µs = {trips:5.2f} round trips")
+    for name in measured:
+        for key, label in (
+            (f"{name} alone", "each request's writes alone"),
+            (f"{name} merged", "back to back, round trips merged"),
+        ):
+            micros, trips = added(key, "base")
+            what = f"{name}, {label}:"
+            print(f"    {what:52s} {micros:8.1f} µs = {trips:5.2f} round trips")
 
 
 def main() -> None:
@@ -284,6 +318,7 @@ def main() -> None:
                 "django.contrib.contenttypes",
                 "django.contrib.sessions",
                 "django_redis_metrics",
+                *(["django_prometheus"] if PEER_INSTALLED else []),
             ],
             DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
             SESSION_ENGINE="django.contrib.sessions.backends.signed_cookies",
@@ -293,7 +328,7 @@ def main() -> None:
             DJANGO_REDIS_METRICS={"CONNECTION": server.url, "PREFIX": "bench"},
         )
         django.setup()
-        from django_redis_metrics import Counter, UniqueBitmap
+        from django_redis_metrics import Counter, Statistic, UniqueBitmap
         from django_redis_metrics.core.connection import fail_fast_connection
 
         client = fail_fast_connection()  # the very client the middleware writes with
@@ -301,7 +336,7 @@ def main() -> None:
 
         plain, measured = handlers([])
         measure(
-            "Bare view, no session or auth middleware (writes: 2 counters)",
+            "Bare view, no session or auth middleware (writes: 3 counters, 1 statistic)",
             plain,
             measured,
             make_environ("/page/"),
@@ -313,7 +348,7 @@ def main() -> None:
         plain, measured = handlers(SESSION_AUTH)
         measure(
             "Signed-in user, session + auth middleware, view reads request.user, "
-            "ACTIVE_USERS on (writes: 2 counters + 1 mark)",
+            "ACTIVE_USERS on (writes: 3 counters, 1 statistic, 1 mark)",
             plain,
             measured,
             make_environ("/account/", cookie),
@@ -321,10 +356,14 @@ def main() -> None:
             options,
         )
 
+        timed = Statistic("latency:page").summary(86400)["count"]
         print(
             f"\n(checks: {Counter('hits').total(86400)} hits counted, "
-            f"{UniqueBitmap('active_users').count('day')} active user marked)"
+            f"{Counter('status:page:2xx').total(86400)} answers of the bare view counted and "
+            f"{timed} timed, {UniqueBitmap('active_users').count('day')} active user marked)"
         )
+        if not PEER_INSTALLED:
+            print("(django-prometheus is not installed: no baseline of a peer's middleware)")
     finally:
         server.stop()
 

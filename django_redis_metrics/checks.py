@@ -32,6 +32,10 @@ django_redis_metrics.E048  SEND_RETRY_DELAY or SEND_RETRY_MAX_DELAY is not a pos
 django_redis_metrics.E050  ADMIN_PAGE_SIZE is not a positive int
 django_redis_metrics.E051  DASHBOARD is not a list of dashboard tiles (names, dotted paths of
                            Tile subclasses, or {"tile": ..., **options})
+django_redis_metrics.E052  VIEW_TIMER is not None or a name template containing "{view}"
+django_redis_metrics.E053  VIEW_STATUS is not None or a name template containing "{view}" and
+                           "{class}"
+django_redis_metrics.E054  EXPORT_TOKEN is not None or a str of at least 16 characters
 django_redis_metrics.E070  ESTIMATE_RETENTION is not a dict of period name -> positive int
 =========================  ==========================================================
 """
@@ -124,18 +128,20 @@ def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
     ):
         if not (optional and value[name] is None):
             errors += _validated(value[name], validate_name, name, "E040")
-    template = value["VIEW_COUNTER"]
-    if template is not None and (not isinstance(template, str) or "{view}" not in template):
+    for name, fields, check_id in (
+        ("VIEW_COUNTER", ("{view}",), "E041"),
+        ("VIEW_TIMER", ("{view}",), "E052"),
+        ("VIEW_STATUS", ("{view}", "{class}"), "E053"),
+    ):
+        errors += check_name_template(value[name], name, fields, check_id)
+    token = value["EXPORT_TOKEN"]
+    if token is not None and (not isinstance(token, str) or len(token.strip()) < MIN_TOKEN):
         errors.append(
             Error(
-                f"{SETTING_NAME}['VIEW_COUNTER'] must be None or a str containing '{{view}}', "
-                f"not {template!r}.",
-                id=ID.format("E041"),
+                f"{SETTING_NAME}['EXPORT_TOKEN'] must be None or a str of at least {MIN_TOKEN} "
+                "characters (a secret, e.g. from secrets.token_urlsafe()).",
+                id=ID.format("E054"),
             )
-        )
-    elif template is not None:
-        errors += _validated(
-            template.replace("{view}", "view"), validate_name, "VIEW_COUNTER", "E041"
         )
     errors += _validated(
         value["MAX_VIEW_COUNTERS"], validate_max_view_counters, "MAX_VIEW_COUNTERS", "E042"
@@ -198,6 +204,28 @@ def check_integration(value: Mapping[str, Any]) -> list[CheckMessage]:
 
 
 #: Most per-view counters the middleware keeps per process (each about 17 KB in Redis).
+def check_name_template(
+    template: object, name: str, fields: tuple[str, ...], check_id: str
+) -> list[CheckMessage]:
+    """A metric name template of the middleware: ``None``, or a str holding every one of
+    ``fields`` that names a metric once they are filled in."""
+    if template is None:
+        return []
+    if not isinstance(template, str) or not all(field in template for field in fields):
+        wanted = " and ".join(f"'{field}'" for field in fields)
+        return [
+            Error(
+                f"{SETTING_NAME}[{name!r}] must be None or a str containing {wanted}, "
+                f"not {template!r}.",
+                id=ID.format(check_id),
+            )
+        ]
+    example = template.replace("{view}", "view").replace("{class}", "2xx")
+    return _validated(example, validate_name, name, check_id)
+
+
+#: Shortest EXPORT_TOKEN accepted: a guessable token would open every metric to anyone.
+MIN_TOKEN = 16
 MAX_VIEW_COUNTERS_LIMIT = 10_000
 
 

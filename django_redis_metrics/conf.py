@@ -68,6 +68,9 @@ DEFAULTS: dict[str, Any] = {
     # Django integration (middleware.py, decorators.py, sending/)
     "HITS_COUNTER": "hits",
     "VIEW_COUNTER": "hits:{view}",
+    "VIEW_TIMER": "latency:{view}",
+    "VIEW_STATUS": "status:{view}:{class}",
+    "EXPORT_TOKEN": None,
     "UNRESOLVED_VIEW": "unresolved",
     "OTHER_VIEW": "other",
     "MAX_VIEW_COUNTERS": 500,
@@ -186,6 +189,25 @@ class Settings:
     def VIEW_COUNTER(self) -> str | None:
         """Name of one view's counter, ``{view}`` being its resolved name; ``None``: off."""
         value = self.get("VIEW_COUNTER")
+        return None if value is None else str(value)
+
+    @property
+    def VIEW_TIMER(self) -> str | None:
+        """Name of one view's ``Statistic`` of response times in milliseconds; ``None``: off."""
+        value = self.get("VIEW_TIMER")
+        return None if value is None else str(value)
+
+    @property
+    def VIEW_STATUS(self) -> str | None:
+        """Name of one view's counter of one status class (``{class}``: ``2xx`` ... ``5xx``);
+        ``None``: off."""
+        value = self.get("VIEW_STATUS")
+        return None if value is None else str(value)
+
+    @property
+    def EXPORT_TOKEN(self) -> str | None:
+        """The bearer token a Prometheus scraper presents; ``None``: staff users only."""
+        value = self.get("EXPORT_TOKEN")
         return None if value is None else str(value)
 
     @property

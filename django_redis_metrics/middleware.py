@@ -1,4 +1,4 @@
-"""``MetricsMiddleware``: counts page hits per view and marks active users, in one round trip.
+"""``MetricsMiddleware``: hits, status classes and response times per view, and active users.
 
 For every request that is not excluded it records, after the view has answered:
 
@@ -7,6 +7,12 @@ For every request that is not excluded it records, after the view has answered:
   the resolved view name (``resolver_match.view_name``), never the raw path; requests that resolve
   to no view count as ``UNRESOLVED_VIEW``, and views beyond ``MAX_VIEW_COUNTERS`` as
   ``OTHER_VIEW``, so a crawler cannot create keys;
+- one hit on the view's status-class counter ``VIEW_STATUS`` (default
+  ``"status:{view}:{class}"``, ``{class}`` one of ``2xx 3xx 4xx 5xx``; a view that raises is
+  ``5xx``);
+- the response time in milliseconds (from this middleware handing the request on until the
+  response comes back to it) in the view's ``Statistic`` ``VIEW_TIMER`` (default
+  ``"latency:{view}"``);
 - the authenticated user in the ``ACTIVE_USERS`` bitmap, when the request loaded its user
   anyway (the view, a template or another middleware read ``request.user`` or awaited
   ``request.auser()``): the middleware never loads the user itself, which would cost a session
@@ -24,6 +30,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from fnmatch import fnmatchcase
 from typing import Any
@@ -86,40 +93,72 @@ def is_excluded(request: HttpRequest, view: str | None) -> bool:
     return view is not None and any(fnmatchcase(view, p) for p in conf.EXCLUDE_VIEWS)
 
 
-def counter_name_for(view: str | None) -> str | None:
-    """The name of the per-view counter of ``view`` (bounded: unresolved and overflow fold)."""
-    template = conf.VIEW_COUNTER
-    if template is None:
-        return None
-    label = conf.UNRESOLVED_VIEW if view is None else view
-    if view is not None and not view_names.admit(view, conf.MAX_VIEW_COUNTERS):
-        label = conf.OTHER_VIEW
-    name = template.replace("{view}", label)
+def view_label(view: str | None) -> str:
+    """The ``{view}`` of a request's metrics: its resolved name, bounded (requests that resolve
+    to no view fold into ``UNRESOLVED_VIEW``, views past the cap into ``OTHER_VIEW``)."""
+    if view is None:
+        return conf.UNRESOLVED_VIEW
+    if not view_names.admit(view, conf.MAX_VIEW_COUNTERS):
+        return conf.OTHER_VIEW
+    return view
+
+
+def metric_name(template: str, label: str, status_class: str = "") -> str:
+    """``template`` filled in for one view; a view name that cannot name a metric folds into
+    ``OTHER_VIEW``."""
+    name = template.replace("{class}", status_class)
     try:
-        return validate_name(name)
+        return validate_name(name.replace("{view}", label))
     except (TypeError, ValueError):
-        return template.replace("{view}", conf.OTHER_VIEW)
+        return name.replace("{view}", conf.OTHER_VIEW)
 
 
-def queue_request_writes(request: HttpRequest, writes: Writes, uid: Any = None) -> None:
-    """Queue what the middleware records for ``request`` (nothing if it is excluded)."""
+def status_class(status: int) -> str:
+    """``2xx`` ... ``5xx`` (informational answers count with ``2xx``, odd codes as ``5xx``)."""
+    family = status // 100
+    return f"{family}xx" if 2 <= family <= 5 else ("2xx" if family == 1 else "5xx")
+
+
+def queue_request_writes(
+    request: HttpRequest,
+    writes: Writes,
+    uid: Any = None,
+    status: int = 200,
+    elapsed_ms: float | None = None,
+) -> None:
+    """Queue what the middleware records for ``request`` (nothing if it is excluded): its hits,
+    its status class, its response time and its user."""
     view = view_name(request)
     if is_excluded(request, view):
         return
     hits = conf.HITS_COUNTER
     if hits is not None:
         writes.incr(hits)
-    per_view = counter_name_for(view)
-    if per_view is not None:
-        writes.incr(per_view)
+    per_view, timer, status_template = conf.VIEW_COUNTER, conf.VIEW_TIMER, conf.VIEW_STATUS
+    if per_view is not None or timer is not None or status_template is not None:
+        label = view_label(view)
+        if per_view is not None:
+            writes.incr(metric_name(per_view, label))
+        if status_template is not None:
+            writes.incr(metric_name(status_template, label, status_class(status)))
+        if timer is not None and elapsed_ms is not None:
+            writes.record(metric_name(timer, label), elapsed_ms)
     active = conf.ACTIVE_USERS
     if active is not None and uid is not None:
         writes.mark(active, uid)
 
 
-def _submit(request: HttpRequest, writes: Writes, uid: Any) -> None:
+def _submit(
+    request: HttpRequest, writes: Writes, status: int, started: float, response_ready: float
+) -> None:
     try:
-        queue_request_writes(request, writes, uid)
+        uid = loaded_user_id(request) if conf.ACTIVE_USERS else None
+    except Exception:
+        logger.exception("Metrics middleware could not read the request's user.")
+        uid = None
+    try:
+        elapsed_ms = (response_ready - started) * 1000
+        queue_request_writes(request, writes, uid, status, elapsed_ms)
         sender.submit(writes)
     except Exception:
         logger.exception("Metrics middleware could not queue this request's writes.")
@@ -141,22 +180,23 @@ class MetricsMiddleware:
         if self.async_mode:
             return self.__acall__(request)
         writes = attach_writes(request)
-        response = self.get_response(request)
+        started = time.perf_counter()
         try:
-            uid = loaded_user_id(request) if conf.ACTIVE_USERS else None
-        except Exception:
-            logger.exception("Metrics middleware could not read the request's user.")
-            uid = None
-        _submit(request, writes, uid)
+            response: HttpResponseBase = self.get_response(request)  # type: ignore[assignment]
+        except BaseException:
+            _submit(request, writes, 500, started, time.perf_counter())
+            raise
+        _submit(request, writes, response.status_code, started, time.perf_counter())
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         writes = attach_writes(request)
-        response = await self.get_response(request)  # type: ignore[misc]
+        started = time.perf_counter()
         try:
-            uid = loaded_user_id(request) if conf.ACTIVE_USERS else None
-        except Exception:
-            logger.exception("Metrics middleware could not read the request's user.")
-            uid = None
-        _submit(request, writes, uid)  # only queues: never waits on Redis
+            response = await self.get_response(request)  # type: ignore[misc]
+        except BaseException:
+            _submit(request, writes, 500, started, time.perf_counter())
+            raise
+        # Only queues: never waits on Redis.
+        _submit(request, writes, response.status_code, started, time.perf_counter())
         return response  # type: ignore[no-any-return]

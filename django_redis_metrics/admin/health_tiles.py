@@ -2,9 +2,8 @@
 slowest views from the per-view latency statistics.
 
 Both read what the middleware names ``status:{view}:{class}`` (plain counters, ``class`` being
-``2xx`` ... ``5xx``) and ``latency:{view}`` (``Statistic``\\ s of milliseconds). The latency tile
-needs the ``Statistic`` model and its ``summary_reads`` hook (see :class:`SlowestViewsTile`);
-until both exist it says so instead of showing numbers.
+``2xx`` ... ``5xx``; its ``VIEW_STATUS`` setting) and ``latency:{view}`` (``Statistic``\\ s of
+milliseconds; its ``VIEW_TIMER`` setting).
 """
 
 from __future__ import annotations
@@ -25,16 +24,7 @@ from .sums import day_plans
 from .tilebase import Env, Finish, Metrics, Reads
 from .tiles import TemplateTile, midnight, name_pattern
 
-#: The middleware's default names (its ``VIEW_STATUS`` and ``VIEW_LATENCY`` settings).
-DEFAULT_VIEW_STATUS = "status:{view}:{class}"
-DEFAULT_VIEW_LATENCY = "latency:{view}"
 STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx")
-
-
-def setting(name: str, default: str) -> str | None:
-    """A name template of the site-health settings (``None``: turned off)."""
-    value = conf.current().get(name, default)
-    return None if value is None else str(value)
 
 
 class ErrorRateTile(TemplateTile):
@@ -46,7 +36,7 @@ class ErrorRateTile(TemplateTile):
     template = "django_redis_metrics/admin/tiles/errors.html"
 
     def pattern(self) -> tuple[str, re.Pattern[str]] | None:
-        template = setting("VIEW_STATUS", DEFAULT_VIEW_STATUS)
+        template = conf.VIEW_STATUS
         if template is None or "{class}" not in template:
             return None
         return name_pattern(template, view=".+", **{"class": "[1-5]xx"})
@@ -97,7 +87,7 @@ class ErrorRateTile(TemplateTile):
             server_today = sum(row["server"] for row in rows)
             return {
                 "found": bool(queued),
-                "template": setting("VIEW_STATUS", DEFAULT_VIEW_STATUS),
+                "template": conf.VIEW_STATUS,
                 "today": {"total": all_today, "server": server_today},
                 "today_rate": rate(server_today, all_today),
                 "hour": {"total": sum(hour.values()), "server": hour.get("5xx", 0)},
@@ -141,7 +131,7 @@ class SlowestViewsTile(TemplateTile):
         return model if model is not None and hasattr(model, SUMMARY_HOOK) else None
 
     def pattern(self) -> tuple[str, re.Pattern[str]] | None:
-        template = setting("VIEW_LATENCY", DEFAULT_VIEW_LATENCY)
+        template = conf.VIEW_TIMER
         return name_pattern(template, view=".+") if template else None
 
     def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:

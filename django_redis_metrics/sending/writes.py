@@ -1,8 +1,9 @@
 """What a request records, collected off Redis, and merged into one batch for many requests.
 
 Hits on the same counter in the same second are summed into one increment; a user marked twice
-in the same local hour is marked once. A metric is given by name (configured by the settings'
-defaults) or as a declared ``Counter``/``UniqueBitmap``, whose precisions or periods are used.
+in the same local hour is marked once; values of one statistic are recorded as they came. A
+metric is given by name (configured by the settings' defaults) or as a declared
+``Counter``/``UniqueBitmap``/``Statistic``, whose precisions or periods are used.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..core.batch import Batch
 from ..core.connection import REDIS_ERRORS
 from ..core.periods import get_zone
 from ..counter import Counter
+from ..statistic import Statistic
 from .reporting import report_data_error
 
 Deferred = Callable[[Batch], None]
@@ -33,6 +35,7 @@ class Writes:
 
     hits: list[tuple[str | Counter, int]] = field(default_factory=list)
     marks: list[tuple[str | UniqueBitmap, Any, float]] = field(default_factory=list)
+    records: list[tuple[str | Statistic, float, float]] = field(default_factory=list)
     deferred: list[tuple[str, Deferred]] = field(default_factory=list)
 
     def incr(self, counter: str | Counter, count: int = 1) -> None:
@@ -41,13 +44,16 @@ class Writes:
     def mark(self, bitmap: str | UniqueBitmap, user_id: Any, when: float | None = None) -> None:
         self.marks.append((bitmap, user_id, time.time() if when is None else when))
 
+    def record(self, statistic: str | Statistic, value: float, when: float | None = None) -> None:
+        self.records.append((statistic, value, time.time() if when is None else when))
+
     def defer(self, write: Deferred, label: str = "") -> None:
         """Queue ``write(batch)``: any model write made with ``batch=batch``; ``label`` (the
         metric's name) names it in logs."""
         self.deferred.append((label or getattr(write, "__qualname__", "a write"), write))
 
     def __bool__(self) -> bool:
-        return bool(self.hits or self.marks or self.deferred)
+        return bool(self.hits or self.marks or self.records or self.deferred)
 
 
 @dataclass
@@ -87,6 +93,9 @@ def build_batch(submissions: list[Submission]) -> Batch:
     for (_bitmap, user_id, _hour), (bitmap, when) in marks.items():
         writes.append((_name(bitmap), _mark(bitmap, user_id, when)))
     for item in submissions:
+        for statistic, value, when in item.writes.records:
+            writes.append((_name(statistic), _record(statistic, value, when)))
+    for item in submissions:
         writes += item.writes.deferred
     for label, write in writes:
         try:
@@ -99,13 +108,13 @@ def build_batch(submissions: list[Submission]) -> Batch:
     return batch
 
 
-def _merge_key(metric: str | Counter | UniqueBitmap) -> str | int:
+def _merge_key(metric: str | Counter | UniqueBitmap | Statistic) -> str | int:
     """Writes to one name merge; a declared metric merges only with itself (two declarations
     of one name may differ, and a ``Counter`` equals any other of the same name)."""
     return metric if isinstance(metric, str) else id(metric)
 
 
-def _name(metric: str | Counter | UniqueBitmap) -> str:
+def _name(metric: str | Counter | UniqueBitmap | Statistic) -> str:
     return metric if isinstance(metric, str) else metric.name
 
 
@@ -117,3 +126,8 @@ def _incr(counter: str | Counter, count: int, second: int) -> Deferred:
 def _mark(bitmap: str | UniqueBitmap, user_id: Any, when: float) -> Deferred:
     metric = UniqueBitmap(bitmap) if isinstance(bitmap, str) else bitmap
     return lambda batch: metric.mark(user_id, when=when, batch=batch)
+
+
+def _record(statistic: str | Statistic, value: float, when: float) -> Deferred:
+    metric = Statistic(statistic) if isinstance(statistic, str) else statistic
+    return lambda batch: metric.record(value, when=when, batch=batch)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from . import views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("metrics/", include("django_redis_metrics.urls")),
     path("sync/", views.sync_view, name="sync"),
     path("async/", views.async_view, name="async"),
     path("class/", views.ClassView.as_view(), name="class"),
@@ -28,4 +29,10 @@ urlpatterns = [
     path("subscribe/", views.Subscribe.as_view(), name="subscribe"),
     path("declared/", views.declared, name="declared"),
     path("deferred/", views.deferred, name="deferred"),
+    path("missing/", views.missing, name="missing"),
+    path("moved/", views.moved, name="moved"),
+    path("broken/", views.broken, name="broken"),
+    path("async-broken/", views.async_broken, name="async-broken"),
+    path("slow/", views.slow, name="slow"),
+    path("async-slow/", views.async_slow, name="async-slow"),
 ]

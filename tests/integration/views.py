@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.decorators import method_decorator
 from django.views import View
@@ -128,3 +131,32 @@ def click(request: HttpRequest) -> HttpResponse:
 @track_event(short_orders, fields=lambda request, response: {"country": "FR"})
 def declared(request: HttpRequest) -> HttpResponse:
     return HttpResponse("declared")
+
+
+# Views answering each status class, for the middleware's VIEW_STATUS and VIEW_TIMER
+
+
+def missing(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("gone", status=404)
+
+
+def moved(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(status=302, headers={"Location": "/sync/"})
+
+
+def broken(request: HttpRequest) -> HttpResponse:
+    raise RuntimeError("the view failed")
+
+
+async def async_broken(request: HttpRequest) -> HttpResponse:
+    raise RuntimeError("the async view failed")
+
+
+def slow(request: HttpRequest) -> HttpResponse:
+    time.sleep(float(request.GET.get("seconds", "0.05")))
+    return HttpResponse("slow")
+
+
+async def async_slow(request: HttpRequest) -> HttpResponse:
+    await asyncio.sleep(float(request.GET.get("seconds", "0.05")))
+    return HttpResponse("slow")

@@ -1,0 +1,1 @@
+"""The Prometheus exposition: every metric in Redis, in the Prometheus text format."""
