@@ -21,6 +21,12 @@ from .common import listing_page, name_param
 LIST_PERIODS = ("day", "week", "month")
 
 
+def queue_count(pipe: Any, key: str) -> None:
+    """Queue ``PFCOUNT key``: through ``execute_command``, as redis-py's cluster pipeline
+    refuses its ``pfcount()`` method (a one-key count is routed like any other command)."""
+    pipe.execute_command("PFCOUNT", key)
+
+
 def get_estimate(name: str) -> UniqueEstimate:
     try:
         return UniqueEstimate.objects.get(name)
@@ -39,7 +45,9 @@ def period_counts(
         current = period_class(name).containing(now)
         shown[name] = [current.shift(-i) for i in range(PERIODS_SHOWN[name] - 1, -1, -1)]
         for period in shown[name]:
-            pipe.pfcount(estimate.key(period))
+            pipe.execute_command(
+                "PFCOUNT", estimate.key(period)
+            )  # pfcount() is blocked in cluster pipelines
     replies = iter(pipe.execute() if shown else [])
     return {name: [(p, int(next(replies))) for p in periods] for name, periods in shown.items()}
 
@@ -55,7 +63,9 @@ def estimate_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
     for estimate in estimates:
         kinds = [p for p in LIST_PERIODS if p in estimate.periods]
         for kind in kinds:
-            pipe.pfcount(estimate.key(period_class(kind).containing(now)))
+            pipe.execute_command(
+                "PFCOUNT", estimate.key(period_class(kind).containing(now))
+            )  # pfcount() is blocked in cluster pipelines
         shown.append((estimate, kinds))
     replies = iter(pipe.execute() if estimates else [])
     rows = [
