@@ -53,7 +53,7 @@ def statistic_list(request: HttpRequest, context: dict[str, Any]) -> TemplateRes
     context.update(
         title="Statistics",
         rows=[
-            {"statistic": statistic, "summary": summary, "plan": window_plan(statistic, 3600)}
+            {"statistic": statistic, "summary": summary}
             for statistic, summary in zip(statistics, summaries, strict=True)
         ],
         page=page,
