@@ -15,6 +15,7 @@ from django.urls import reverse
 from ..core.connection import get_redis_connection
 from . import common, labels
 from .common import label, with_query
+from .counters import window_plan
 from .viewstats import WINDOWS, Figures, ViewMetrics, find_views, view_figures
 
 #: Columns of each window: ``(key, heading, Figures attribute)``.
@@ -93,20 +94,28 @@ def chart_links(namespace: str) -> Callable[[str, str, int | None], str]:
     return link
 
 
+def requests_url(view: ViewMetrics, seconds: int, found: Figures, link: Callable[..., str]) -> str:
+    """The chart behind a window's request count: the hit counter (every request) at the
+    precision covering the window, else the 2xx status counter."""
+    if view.hits is not None:
+        plan = window_plan(view.hits, seconds)
+        return link("counter", view.hits.name, plan[0] if plan else None)
+    if "2xx" in view.status and found.counter_precision:
+        return link("counter", view.status["2xx"].name, found.counter_precision)
+    return ""
+
+
 def row_of(
     view: ViewMetrics, figures: dict[str, Figures], link: Callable[..., str]
 ) -> dict[str, Any]:
     windows = []
-    for key, _, _ in WINDOWS:
+    for key, _, seconds in WINDOWS:
         found = figures[key]
         status = view.status
-        requests = status.get("2xx") or next(iter(status.values()), None) or view.hits
         windows.append(
             {
                 "figures": found,
-                "requests_url": link("counter", requests.name, found.counter_precision)
-                if requests is not None and found.counter_precision
-                else "",
+                "requests_url": requests_url(view, seconds, found, link),
                 "client_url": link("counter", status["4xx"].name, found.counter_precision)
                 if "4xx" in status
                 else "",

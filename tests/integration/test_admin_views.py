@@ -114,7 +114,10 @@ def test_each_row_links_to_its_charts(site: Client) -> None:
     missing = rows(site.get(views_page()))["missing"]["windows"][0]
     counter_chart = admin_url("countermetric", "chart")
     assert missing["client_url"] == f"{counter_chart}?name=status%3Amissing%3A4xx&precision=60"
+    assert hour["requests_url"] == f"{counter_chart}?name=hits%3Aslow&precision=60"
+    assert slow["windows"][1]["requests_url"].endswith("precision=3600")
     assert site.get(hour["timer_url"]).status_code == 200
+    assert site.get(hour["requests_url"]).status_code == 200
     assert site.get(missing["client_url"]).status_code == 200
 
 
