@@ -16,7 +16,7 @@ from ..statistic import Statistic
 from ..statistic.histogram import Summary, parse, parse_merged
 from . import common, export
 from .charts import Chart
-from .common import label, listing_page, name_param
+from .common import listing_page, name_param
 from .counters import window_plan
 from .sliced import band_chart, chart_context, chosen_precision, get_metric, read_span
 from .tiles import name_pattern
@@ -94,7 +94,6 @@ def statistic_chart(request: HttpRequest, context: dict[str, Any]) -> TemplateRe
         title=f"Statistic {statistic.name}",
         whole=whole,
         whole_values=[whole[key] for key in ("mean", "stddev", "min", "p50", "p95", "p99", "max")],
-        slice_label=label(precision),
     )
     return TemplateResponse(request, "django_redis_metrics/admin/statistic_chart.html", context)
 

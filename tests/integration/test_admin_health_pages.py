@@ -150,3 +150,24 @@ def test_empty_lists_say_so(single: Any, settings: Any) -> None:
     ):
         response = client.get(admin_url(model, "changelist"))
         assert response.status_code == 200 and text in response.content
+
+
+def test_names_are_escaped_on_every_new_page(root: Client, frozen: float) -> None:
+    xss = "<script>alert(1)</script>"
+    Statistic(f"latency:{xss}").record(5, when=frozen)
+    Gauge(xss).set(1, when=frozen)
+    UniqueEstimate(xss).add(1, when=frozen)
+    quoted = "%3Cscript%3Ealert(1)%3C/script%3E"
+    for url in (
+        admin_url("viewsmetric", "changelist"),
+        admin_url("statisticmetric", "changelist"),
+        admin_url("statisticmetric", "chart") + f"?name=latency:{quoted}",
+        admin_url("gaugemetric", "changelist"),
+        admin_url("gaugemetric", "chart") + f"?name={quoted}",
+        admin_url("uniqueestimatemetric", "changelist"),
+        admin_url("uniqueestimatemetric", "detail") + f"?name={quoted}",
+    ):
+        response = root.get(url)
+        assert response.status_code == 200, url
+        assert xss.encode() not in response.content, url
+        assert b"&lt;script&gt;" in response.content, url
