@@ -449,3 +449,14 @@ def test_screenshots_of_the_demo_with_its_traffic(tmp_path: Path) -> None:
         wait_for_chart(page, f"Number({CHART}.dataset.total) > 100")
         hover_point(page, 100)
         shot(page, "readme-counter")
+        page.goto(f"{base}/admin/django_redis_metrics/viewsmetric/")
+        views = page.locator("#views tbody tr").evaluate_all(
+            "rows => rows.map(r => r.dataset.view)"
+        )
+        assert {"home", "product", "buy"} <= set(views)  # the generated history's views
+        shot(page, "readme-views")
+        page.locator("#views tr[data-view='product'] th a").first.click()
+        figure = "document.querySelector('figure#statistic-chart')"
+        page.wait_for_function(f"{figure} && {figure}.dataset.state")
+        assert page.locator("figure#statistic-chart").get_attribute("data-band") == "true"
+        shot(page, "readme-latency")
