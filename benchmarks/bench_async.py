@@ -22,10 +22,19 @@ T0 = 1_700_000_000
 
 
 def operations() -> dict[str, tuple[Callable[[int], Any], Callable[[int], Awaitable[Any]]]]:
-    from django_redis_metrics import Counter, EventSeries, UniqueBitmap
+    from django_redis_metrics import (
+        Counter,
+        EventSeries,
+        Gauge,
+        Statistic,
+        UniqueBitmap,
+        UniqueEstimate,
+    )
 
     hits, orders = Counter("bench hits"), EventSeries("bench orders", index=["type"])
     active = UniqueBitmap("bench active")
+    latency, queue = Statistic("bench latency"), Gauge("bench queue")
+    visitors = UniqueEstimate("bench visitors")
     for i in range(500):
         orders.record(T0 + i, type=f"t{i % 5}")
     return {
@@ -44,6 +53,17 @@ def operations() -> dict[str, tuple[Callable[[int], Any], Callable[[int], Awaita
         ),
         "UniqueBitmap.mark": (lambda i: active.mark(i), lambda i: active.amark(i)),
         "last(30).count()": (lambda i: active.last(30).count(), lambda i: active.last(30).acount()),
+        "Statistic.record": (lambda i: latency.record(i % 97), lambda i: latency.arecord(i % 97)),
+        "Statistic.summary(3600)": (
+            lambda i: latency.summary(3600),
+            lambda i: latency.asummary(3600),
+        ),
+        "Gauge.set": (lambda i: queue.set(i), lambda i: queue.aset(i)),
+        "UniqueEstimate.add": (lambda i: visitors.add(i), lambda i: visitors.aadd(i)),
+        "estimate last(30).count()": (
+            lambda i: visitors.last(30).count(),
+            lambda i: visitors.last(30).acount(),
+        ),
     }
 
 

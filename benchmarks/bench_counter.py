@@ -2,7 +2,7 @@
 the Redis time per ``incr`` against the same writes made by an earlier version of the package.
 
     python benchmarks/bench_counter.py [--increments 200000] [--rounds 5]
-        [--baseline REF | --no-baseline]
+        [--baseline REF | --no-baseline] [--no-throughput]
 
 Each increment updates one slice per precision (7 HINCRBY by default). The throughput ratio
 compares the slice updates per second each write path achieves with the HINCRBY commands per
@@ -13,6 +13,7 @@ The Redis time per ``incr`` is the server's own time per script call (``INFO com
 ``EVALSHA``), measured for three write patterns with this checkout and with the package at
 ``REF`` (default: main just before write-time retention), run in a subprocess against the same
 server, in alternating rounds; the medians are compared. Goal (issue 10): within 10 % of today.
+``--no-throughput`` measures only that.
 """
 
 from __future__ import annotations
@@ -162,6 +163,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--baseline", default=BASELINE_REF, help="git ref of 'today'")
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--no-throughput", action="store_true", help="Redis time per incr only")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--tag", default="", help=argparse.SUPPRESS)
@@ -173,7 +175,8 @@ def main() -> None:
         return
     server = start()
     try:
-        throughput(server, options)
+        if not options.no_throughput:
+            throughput(server, options)
         compare(server, options)
     finally:
         server.cleanup()

@@ -10,7 +10,9 @@ from ..core.aio import AsyncMetric, adrive, arun_calls, get_async_connection
 from ..core.connection import AsyncRedisClient
 from ..core.periods import Period
 from ..core.timeutil import When, to_timestamp
-from .ids import normalize_id, note_marked
+from . import mark_steps, marking
+from .ids import normalize_id
+from .retention import retention
 
 if TYPE_CHECKING:
     from .model import UniqueBitmap
@@ -23,18 +25,26 @@ class BitmapAsync(AsyncMetric):
         """``mark`` awaited: one atomic round trip (a first-seen str/UUID id on Redis Cluster
         costs one more). (``mark(defer=True)`` never waits on Redis and suits async views.)"""
         this = cast("UniqueBitmap", self)
-        value = normalize_id(user_id)
+        context = marking.mark_settings(retention)
+        value = normalize_id(user_id, context.highest)
         timestamp = to_timestamp(when)
         client = get_async_connection()
-        call = await adrive(this._mark_steps(client, value, timestamp), client)
-        await arun_calls(client, [call])
+        steps = mark_steps.mark_steps(client, this, value, timestamp, context)
+        await arun_calls(client, [await adrive(steps, client)])
 
-    def _aafter_mark(self, mapped: str | None, kind: str) -> Any:
-        async def after(client: AsyncRedisClient, reply: Any) -> None:
-            note_marked(client, reply, mapped, kind)
-            await self._alisted(client, reply[0])
-
-        return after
+    async def _aafter_mark(
+        self,
+        mapped: object,
+        kind: str,
+        fact: tuple[str, str, str],
+        client: AsyncRedisClient,
+        reply: Any,
+    ) -> None:
+        """``_after_mark`` on the async path: the listing awaited."""
+        listed = mark_steps.confirm_reply(client, mapped, kind, reply)
+        if listed is not None:
+            await self._alisted(client, listed)
+            marking.confirmed.add(fact)
 
     async def acount(self, period: str | Period, when: When = None) -> int:
         """``count`` awaited."""

@@ -7,11 +7,12 @@ recorded by the first mark and checked by every later one.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
 
 from ..conf import conf
 from ..core.connection import AnyRedisClient, RedisClient, is_cluster
@@ -55,12 +56,12 @@ class _IdCache:
     def __init__(self, size: int = ID_CACHE_SIZE) -> None:
         self.size = size
         self._data: OrderedDict[tuple[str, str, str], int] = OrderedDict()
-        self._int_scopes: set[tuple[str, str]] = set()
+        self._kinds: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
 
     @staticmethod
-    def _scope(client: AnyRedisClient) -> tuple[str, str]:
-        return server_identity(client), conf.PREFIX
+    def _scope(client: AnyRedisClient, prefix: str | None = None) -> tuple[str, str]:
+        return server_identity(client), conf.PREFIX if prefix is None else prefix
 
     def get(self, client: AnyRedisClient, user_id: str) -> int | None:
         with self._lock:
@@ -72,24 +73,56 @@ class _IdCache:
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
 
+    def holds(self, client: AnyRedisClient, kind: str, prefix: str | None = None) -> bool:
+        """Whether this server's PREFIX (``prefix`` when given) is known to hold ids of
+        ``kind`` ("int", "mapped"): a mark of this process saw it recorded, so later marks
+        need not check it."""
+        return self._kinds.get(self._scope(client, prefix)) == kind
+
+    def holds_in(self, server: str, prefix: str, kind: str) -> bool:
+        """:meth:`holds` for a known server identity and prefix (the hot path of a mark)."""
+        return self._kinds.get((server, prefix)) == kind
+
+    def set_holds(self, client: AnyRedisClient, kind: str) -> None:
+        with self._lock:
+            self._kinds[self._scope(client)] = kind
+
     def holds_ints(self, client: AnyRedisClient) -> bool:
         """Whether this server's PREFIX is known to hold integer ids (checked on the cluster)."""
-        with self._lock:
-            return self._scope(client) in self._int_scopes
+        return self.holds(client, "int")
 
     def set_holds_ints(self, client: AnyRedisClient) -> None:
-        with self._lock:
-            self._int_scopes.add(self._scope(client))
+        self.set_holds(client, "int")
 
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
-            self._int_scopes.clear()
+            self._kinds.clear()
+
+
+#: Each client's server identity and whether it is a cluster client, found once per client
+#: (``isinstance`` of a cluster client is slow: typing's protocol check).
+_facts: weakref.WeakKeyDictionary[AnyRedisClient, tuple[str, bool]] = weakref.WeakKeyDictionary()
+
+
+def client_facts(client: AnyRedisClient) -> tuple[str, bool]:
+    """``(server_identity(client), is_cluster(client))``, cached per client."""
+    try:
+        return _facts[client]
+    except (KeyError, TypeError):
+        facts = _identity(client), is_cluster(client)
+    with contextlib.suppress(TypeError):  # a client that takes no weak reference
+        _facts[client] = facts
+    return facts
 
 
 def server_identity(client: AnyRedisClient) -> str:
     """The server a client talks to (host, port, db or socket; a cluster's seed nodes), not the
     setting that named it: a ``CACHES`` alias whose ``LOCATION`` changes is another server."""
+    return client_facts(client)[0]
+
+
+def _identity(client: AnyRedisClient) -> str:
     if is_cluster(client):
         nodes = client.nodes_manager.startup_nodes  # type: ignore[union-attr]
         return "cluster:" + ",".join(sorted(nodes))
@@ -101,13 +134,14 @@ def server_identity(client: AnyRedisClient) -> str:
 id_cache = _IdCache()
 
 
-def normalize_id(user_id: object) -> int | str:
+def normalize_id(user_id: object, highest: int | None = None) -> int | str:
     """An int bit offset (an ``IntEnum`` as a plain int), or the string to map for a UUID/str
-    id; clear errors otherwise."""
+    id; clear errors otherwise. ``highest``: ``MAX_USER_ID`` when the caller read it already."""
     if isinstance(user_id, bool):
         raise TypeError(f"A user id must be an int, str or UUID, not a bool ({user_id!r}).")
     if isinstance(user_id, int):
-        highest = conf.MAX_USER_ID
+        if highest is None:
+            highest = conf.MAX_USER_ID
         if not 0 <= user_id <= highest:
             raise ValueError(
                 f"An integer user id is a bit offset and must be in [0, {highest}] "
@@ -153,14 +187,6 @@ def mixed_ids_error(stored: bytes | str, attempted: str) -> ValueError:
         "would make users collide (mapped offsets start at 0). Use one kind of user id per "
         "PREFIX: pass integer ids as str to have them mapped, or use another PREFIX."
     )
-
-
-def note_marked(client: AnyRedisClient, reply: Any, mapped: str | None, kind: str) -> None:
-    """A mark script's reply: the PREFIX's id kind checked, a newly mapped id remembered."""
-    if int(reply[0]) == -1:
-        raise mixed_ids_error(reply[1], kind)
-    if mapped is not None:
-        id_cache.put(client, mapped, int(reply[1]))
 
 
 def check_int_kind(client: RedisClient) -> None:

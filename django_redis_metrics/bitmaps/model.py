@@ -13,65 +13,35 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date, tzinfo
+from datetime import date, timedelta
 from typing import Any, ClassVar
 
-from ..conf import conf
 from ..core import catalogue, deferral
 from ..core.base import Metric
-from ..core.batch import Batch, ScriptCall, run_calls
+from ..core.batch import Batch, read_with_scripts, run_calls
 from ..core.connection import AnyRedisClient, RedisClient, get_redis_connection
-from ..core.cover import cover_days
-from ..core.keys import catalogue_key, metric_key, temp_key, to_str, validate_name
+from ..core.cover import NoDayKeys, cover, cover_days
+from ..core.keys import metric_key, temp_key, to_str, validate_name
 from ..core.periods import (
     PERIOD_NAMES,
     Day,
     Month,
     Period,
     Week,
-    days_between,
     get_zone,
     period_class,
 )
-from ..core.retention import MAX_AHEAD
 from ..core.steps import Op, Steps, drive
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
+from . import mark_steps, marking, planning
 from .aio import BitmapAsync
-from .ids import (
-    check_int_kind_steps,
-    id_cache,
-    id_kind,
-    id_kind_key,
-    id_map_keys,
-    normalize_id,
-    note_marked,
-    read_bits_steps,
-    resolve_ids_steps,
-)
+from .ids import normalize_id, read_bits_steps
+from .marking import generation_ttl_ms as generation_ttl_ms  # the cleaner imports it from here
 from .query import KIND, MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
-from .retention import period_bounds, retention
+from .retention import retention
 
 DEFAULT_PERIODS = ("day", "week", "month")
-
-
-#: The period each kind last resolved to, per zone: marks arrive in time order, so most reuse it.
-_last_periods: dict[tuple[str, tzinfo], Period] = {}
-
-
-def _containing(name: str, timestamp: float, zone: tzinfo) -> Period:
-    """``period_class(name).containing(timestamp, zone)``, reusing the last answer while
-    ``timestamp`` still falls inside it (exact: a period knows its own bounds)."""
-    last = _last_periods.get((name, zone))
-    if last is not None and last.start_ts <= timestamp < last.end_ts:
-        return last
-    period = _last_periods[(name, zone)] = period_class(name).containing(timestamp, zone)
-    return period
-
-
-def generation_ttl_ms() -> int:
-    """A generation outlives every union cached under the one before it."""
-    return (max(conf.BITMAP_CACHE_TTL, 86400) + 60) * 1000
 
 
 def validate_periods(periods: object) -> tuple[str, ...]:
@@ -102,10 +72,17 @@ class UniqueBitmap(BitmapAsync, Metric):
     #: A period is cached in ranges only once it ended this long ago (seconds), so marks stamped
     #: just before its end that reach Redis a little later (batches, clock skew) are never missed.
     CACHE_GRACE: ClassVar[int] = 600
+    #: Most users one ``mark_many`` script call marks (in each of its periods): Redis runs
+    #: about 1,000 SETBITs a millisecond, so a call with 3 periods blocks it about 3 ms.
+    MAX_MARKS_PER_CALL: ClassVar[int] = 1000
+    #: Most ``mark_many`` script calls sent in one pipelined round trip (bounds the memory of
+    #: the request and of its replies).
+    CALLS_PER_ROUND_TRIP: ClassVar[int] = 50
 
     def __init__(self, name: str, periods: Sequence[str] = DEFAULT_PERIODS) -> None:
         self.name = validate_name(name, "bitmap name")
         self.periods = validate_periods(periods)
+        self._periods_csv = ",".join(self.periods)
 
     @classmethod
     def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> UniqueBitmap:
@@ -124,6 +101,11 @@ class UniqueBitmap(BitmapAsync, Metric):
     def key(self, period: Period) -> str:
         """The bitmap of one period, e.g. ``metrics:bitmap:{active}:week:2020-W53``."""
         return metric_key(KIND, self.name, period.name, period.suffix)
+
+    def period_keys(self, periods: tuple[Period, ...]) -> list[str]:
+        """The keys of ``periods`` (the prefix read once)."""
+        base = metric_key(KIND, self.name)
+        return [f"{base}:{p.name}:{p.suffix}" for p in periods]
 
     @property
     def gen_key(self) -> str:
@@ -160,84 +142,46 @@ class UniqueBitmap(BitmapAsync, Metric):
         """Set ``user_id``'s bit in every configured period holding ``when``: one atomic round
         trip (a first-seen str/UUID id on Redis Cluster costs one more, to map it).
 
-        With ``batch``, the write is queued and sent with the batch's other writes. With
-        ``defer=True`` it is checked now and handed to the process's sender, as the
-        middleware's writes are: it never waits on Redis nor raises because Redis is away.
+        With ``batch``, the write is queued and sent with the batch's other writes (marks of
+        this bitmap now may share one script call). With ``defer=True`` it is checked now and
+        handed to the process's sender, as the middleware's writes are: it never waits on Redis
+        nor raises because Redis is away.
         """
-        value = normalize_id(user_id)
+        context = marking.mark_settings(retention)
+        value = normalize_id(user_id, context.highest)
         timestamp = to_timestamp(when)
         if deferral.check_defer(defer, batch):
             deferral.sink().mark(self, value, timestamp)
             return
         client = get_redis_connection()
-        call = drive(self._mark_steps(client, value, timestamp), client)
+        call = drive(mark_steps.mark_steps(client, self, value, timestamp, context), client)
         if batch is not None:
-            batch.add(call)
+            if not marking.join(batch.calls, call, self.MAX_MARKS_PER_CALL):
+                batch.add(call)
         else:
             run_calls(client, [call])
 
-    def _mark_steps(
-        self, client: AnyRedisClient, value: int | str, timestamp: float
-    ) -> Steps[ScriptCall]:
-        """The script call marking a checked ``value`` at ``timestamp``, after mapping a new
-        str/UUID id or checking the PREFIX's id kind where the script cannot (Redis Cluster)."""
-        zone = get_zone()
-        periods = [_containing(name, timestamp, zone) for name in self.periods]
-        inline = catalogue.inline_catalogue(client)
-        mapped: str | None = None
-        if isinstance(value, int):
-            offset: int | None = value
-            if not inline:
-                yield from check_int_kind_steps(client)
-        else:
-            offset = id_cache.get(client, value)
-            if offset is None:
-                if inline:
-                    mapped = value
-                else:
-                    offset = (yield from resolve_ids_steps(client, [value], assign=True))[0]
-        base = metric_key(KIND, self.name)  # the prefix is read once per mark, not per key
-        keys = [
-            f"{base}:meta",
-            f"{base}:gen",
-            *(f"{base}:{p.name}:{p.suffix}" for p in periods),
-            *(f"{base}:index:{p.name}" for p in periods),
-        ]
-        if inline:  # the script checks the id kind (on the cluster: checked above)
-            keys += [catalogue_key(KIND), id_kind_key()]
-        if mapped is not None:
-            keys += id_map_keys()
-        args: list[str | int | float] = [
-            self.name,
-            len(periods),
-            int(inline),
-            int(mapped is not None),
-            mapped if mapped is not None else int(offset or 0),
-            ",".join(self.periods),
-            generation_ttl_ms(),
-            id_kind(value) if inline else "",
-            repr(timestamp),
-            MAX_AHEAD,
-        ]
-        keep = retention()
-        for period in periods:
-            expires, oldest = period_bounds(period, keep[period.name])
-            args += [period.suffix, int(period.start_ts), period.end_ts, expires, int(oldest)]
-        kind = id_kind(value)
-        return ScriptCall(
-            script("bitmap_mark"),
-            keys,
-            args,
-            after=self._after_mark(mapped, kind),
-            aafter=self._aafter_mark(mapped, kind),
-        )
+    def mark_many(self, marks: Iterable[tuple[object, When]]) -> int:
+        """Mark many ``(user_id, when)`` pairs, grouped by period; for imports and backfills.
 
-    def _after_mark(self, mapped: str | None, kind: str) -> Any:
-        def after(client: RedisClient, reply: Any) -> None:
-            note_marked(client, reply, mapped, kind)
-            self._listed(client, reply[0])
+        All input is validated before anything is written (one kind of id throughout). Each
+        script call is atomic and sets at most ``MAX_MARKS_PER_CALL`` users' bits in one set of
+        periods, ``CALLS_PER_ROUND_TRIP`` calls a round trip. Returns the number of calls.
+        """
+        context = marking.mark_settings(retention)
+        base = marking.base_key(self.name, context.prefix)
+        groups, kind = marking.group_marks(base, self.periods, marks, context.zone, context.keep)
+        client = get_redis_connection()
+        return drive(mark_steps.mark_many_steps(client, self, groups, kind, context), client)
 
-        return after
+    def _after_mark(
+        self, mapped: object, kind: str, fact: tuple[str, str, str], client: RedisClient, reply: Any
+    ) -> None:
+        """Record what a slow-path reply confirmed (offset, id kind, meta, listing); list it."""
+        listed = mark_steps.confirm_reply(client, mapped, kind, reply)
+        if listed is not None:
+            self._listed(client, listed)
+            marking.confirmed.add(fact)
 
     def delete(self) -> None:
         """Remove every period key of this bitmap and its catalogue entry (in bounded steps)."""
@@ -300,26 +244,29 @@ class UniqueBitmap(BitmapAsync, Metric):
         Covered by whole months, whole ISO weeks and leftover days (only the periods this bitmap
         keeps); the part that is over is cached, the running part is always read fresh.
         """
-        days = list(days_between(start, end))
-        cover = self._cover(days)
+        zone = get_zone()
+        kept = self._cover_range(planning.local_date(start, zone), planning.local_date(end, zone))
         settled = to_timestamp(None) - self.CACHE_GRACE
-        over = tuple(p for p in cover if p.is_over(settled))
-        running = tuple(p for p in cover if not p.is_over(settled))
-        parts = [
-            PeriodUnion(self, chunk, cacheable=cache)
-            for chunk, cache in ((over, True), (running, False))
-            if chunk
+        first, *others = [
+            PeriodUnion(self, part, cacheable=part[0].end_ts <= settled)
+            for part in planning.split(kept, settled)
         ]
-        query: BitmapQuery = parts[0]
-        for part in parts[1:]:
+        query: BitmapQuery = first
+        for part in others:
             query = query | part
         return query
 
     def last(self, days: int, when: When = None) -> BitmapQuery:
         """Users marked in the ``days`` days ending with ``when``'s day (today by default)."""
         days = positive_int(days, "days")
-        today = Day.containing(when)
-        return self.between(today.shift(-(days - 1)).start_ts, today.start_ts)
+        today = planning.local_date(when, get_zone())
+        return self.between(today - timedelta(days=days - 1), today)
+
+    def _cover_range(self, first: date, last: date) -> tuple[Period, ...]:
+        try:
+            return cover(self.periods, first, last, get_zone())
+        except NoDayKeys as exc:
+            raise NoDayKeys(f"Bitmap {self.name!r} {exc}") from None
 
     def _cover(self, days: list[Day]) -> list[Period]:
         """The fewest keys whose union is exactly these consecutive days."""
@@ -331,7 +278,7 @@ class UniqueBitmap(BitmapAsync, Metric):
 
         ``start`` is any instant of the first period (default: ``periods - 1`` periods ago).
         A script call per row (per ``MAX_SCRIPT_SOURCES`` keys of a row), each BITOP AND +
-        BITCOUNT over a bounded number of keys.
+        BITCOUNT over a bounded number of keys, all sent in one pipelined round trip.
         """
         periods = positive_int(periods, "periods")
         first = (
@@ -339,20 +286,17 @@ class UniqueBitmap(BitmapAsync, Metric):
             if start is not None
             else self._period(period).shift(-(periods - 1))
         )
-        sequence = [first.shift(i) for i in range(periods)]
-        client = get_redis_connection()
-        rows = []
-        step = MAX_SCRIPT_SOURCES - 1
-        for i in range(periods):
-            head, later = self.key(sequence[i]), [self.key(p) for p in sequence[i + 1 :]]
-            temp = temp_key(KIND, self.name, f"cohort:{uuid.uuid4().hex}")
-            row: list[int] = []
-            for start in range(0, max(len(later), 1), step):
-                chunk = later[start : start + step]
-                answer = script("bitmap_cohort")(client, [head, *chunk, temp], [TEMP_TTL_MS])
-                row += [int(v) for v in answer][1 if row else 0 :]
-                if row[0] == 0:
-                    row += [0] * (len(later) - len(row) + 1)
-                    break
-            rows.append(row)
+        keys = [self.key(first.shift(i)) for i in range(periods)]
+        token = uuid.uuid4().hex
+        calls = planning.cohort_calls(
+            keys, lambda n: temp_key(KIND, self.name, f"cohort:{token}:{n}"), MAX_SCRIPT_SOURCES
+        )
+        cohort = script("bitmap_cohort")
+
+        def fill(pipe: Any) -> None:
+            for _, call_keys in calls:
+                cohort.queue(pipe, call_keys, [TEMP_TTL_MS])
+
+        replies = read_with_scripts(get_redis_connection(), fill, [cohort])
+        rows = planning.cohort_rows(periods, calls, replies)
         return rows

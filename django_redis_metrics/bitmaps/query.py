@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import uuid
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 from redis.exceptions import ResponseError
@@ -52,6 +53,8 @@ class Bitmap(Protocol):
     def gen_key(self) -> str: ...
 
     def key(self, period: Period) -> str: ...
+
+    def period_keys(self, periods: tuple[Period, ...]) -> list[str]: ...
 
 
 class BitmapQuery:
@@ -112,11 +115,11 @@ class PeriodUnion(BitmapQuery):
     def leaves(self) -> list[PeriodUnion]:
         return [self]
 
-    @property
+    @cached_property
     def keys(self) -> list[str]:
-        return [self.bitmap.key(p) for p in self.periods]
+        return self.bitmap.period_keys(self.periods)
 
-    @property
+    @cached_property
     def cache_key(self) -> str:
         digest = hashlib.sha1("\0".join(self.keys).encode()).hexdigest()[:24]
         return temp_key(KIND, self.bitmap.name, f"cache:{digest}")

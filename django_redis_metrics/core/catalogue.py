@@ -51,6 +51,37 @@ def unregister(client: RedisClient, kind: str, name: str, marker_key: str) -> bo
     return True
 
 
+def unregister_many(client: RedisClient, kind: str, names: Sequence[str]) -> list[str]:
+    """:func:`unregister` for many names in at most three round trips: remove them all, then
+    re-add those whose meta hash (the marker every write writes) exists again. Returns the
+    names that stayed removed."""
+    if not names:
+        return []
+    key = catalogue_key(kind)
+    client.zrem(key, *names)
+    pipe = client.pipeline(transaction=False)
+    for name in names:
+        pipe.exists(metric_key(kind, name, "meta"))
+    back = {name for name, exists in zip(names, pipe.execute(), strict=True) if int(exists)}
+    if back:
+        client.zadd(key, dict.fromkeys(back, 0))
+    return [name for name in names if name not in back]
+
+
+def pages(client: RedisClient, kind: str, page: int = PAGE) -> Iterator[list[str]]:
+    """Every name in the catalogue, ``page`` names at a time in name order (safe while it
+    changes: a page starts after the last name of the one before)."""
+    key = catalogue_key(kind)
+    start = "-"
+    while True:
+        chunk = [to_str(raw) for raw in client.zrangebylex(key, start, "+", start=0, num=page)]
+        if chunk:
+            yield chunk
+        if len(chunk) < page:
+            return
+        start = "(" + chunk[-1]
+
+
 def names(
     client: RedisClient, kind: str, page: int = PAGE, *, forget: bool = True
 ) -> Iterator[str]:
@@ -58,24 +89,17 @@ def names(
 
     Only metrics that still exist are given: a metric nobody wrote for its whole retention has
     lost its keys to their TTLs, its meta hash (the marker every write writes) included, and
-    is forgotten here (``unregister``, race-free) unless ``forget`` is false (dry runs). One
-    pipelined ``EXISTS`` per page.
+    is forgotten here (``unregister_many``, race-free) unless ``forget`` is false (dry runs).
+    One pipelined ``EXISTS`` per page.
     """
-    key = catalogue_key(kind)
-    start = "-"
-    while True:
-        chunk = [to_str(raw) for raw in client.zrangebylex(key, start, "+", start=0, num=page)]
-        if chunk:
-            pipe = client.pipeline(transaction=False)
-            for name in chunk:
-                pipe.exists(metric_key(kind, name, "meta"))
-            for name, exists in zip(chunk, pipe.execute(), strict=True):
-                marker = metric_key(kind, name, "meta")
-                if int(exists) or (forget and not unregister(client, kind, name, marker)):
-                    yield name
-        if len(chunk) < page:
-            return
-        start = "(" + chunk[-1]
+    for chunk in pages(client, kind, page):
+        pipe = client.pipeline(transaction=False)
+        for name in chunk:
+            pipe.exists(metric_key(kind, name, "meta"))
+        found = [int(exists) for exists in pipe.execute()]
+        gone = [name for name, exists in zip(chunk, found, strict=True) if not exists]
+        left = set(unregister_many(client, kind, gone) if forget else gone)
+        yield from (name for name in chunk if name not in left)
 
 
 def inline_catalogue(client: AnyRedisClient) -> bool:

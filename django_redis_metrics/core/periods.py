@@ -213,7 +213,7 @@ class Hour(Period):
             return super().shift(steps)
         return type(self).containing(self.start_ts + 3600 * steps, self.tz)
 
-    @property
+    @cached_property
     def suffix(self) -> str:
         if self.start.minute or self.start.second:
             return self.start.strftime("%Y-%m-%dT%H%M%z")
@@ -244,7 +244,7 @@ class Day(Period):
     def shift(self, steps: int) -> Period:
         return type(self)(_midnight(self.date + timedelta(days=steps), self.tz))
 
-    @property
+    @cached_property
     def suffix(self) -> str:
         return self.date.isoformat()
 
@@ -279,7 +279,7 @@ class Week(Period):
         iso = self.start.date().isocalendar()
         return iso.year, iso.week
 
-    @property
+    @cached_property
     def suffix(self) -> str:
         year, week = self.iso
         return f"{year:04d}-W{week:02d}"
@@ -311,7 +311,7 @@ class Month(Period):
         index = first.year * 12 + first.month - 1 + steps
         return type(self)(_midnight(date(index // 12, index % 12 + 1, 1), self.tz))
 
-    @property
+    @cached_property
     def suffix(self) -> str:
         return self.start.strftime("%Y-%m")
 

@@ -14,12 +14,13 @@ from typing import Any, ClassVar, Self
 
 from ..conf import conf
 from . import catalogue
-from .base import Metric
+from .aio import AsyncMetric
 from .batch import Batch, ScriptCall, run_calls
-from .connection import RedisClient, get_redis_connection
+from .connection import AnyRedisClient, RedisClient, get_redis_connection
 from .keys import catalogue_key, metric_key, to_str, validate_name
 from .retention import MAX_AHEAD, validate_precisions, validate_samples
 from .scripts import LuaScript
+from .steps import Op, Steps, drive
 from .timeutil import slice_start
 from .validation import integer
 
@@ -37,7 +38,7 @@ def precision_samples(meta: Mapping[Any, Any]) -> dict[int, int]:
     }
 
 
-class SlicedMetric(Metric):
+class SlicedMetric(AsyncMetric):
     """A metric kept at several precisions, the newest ``samples`` slices of each; defaults
     from the settings named by ``PRECISIONS_SETTING`` and ``SAMPLES_SETTING``."""
 
@@ -97,7 +98,11 @@ class SlicedMetric(Metric):
         return precision
 
     def _call(
-        self, script: LuaScript, args: Sequence[str | int], timestamp: float, client: RedisClient
+        self,
+        script: LuaScript,
+        args: Sequence[str | int],
+        timestamp: float,
+        client: AnyRedisClient,
     ) -> ScriptCall:
         """One atomic script call writing the slice holding ``timestamp`` at every precision:
         ``args`` after the common four (name, samples, catalogue flag, ``MAX_AHEAD``), then
@@ -112,7 +117,7 @@ class SlicedMetric(Metric):
             call_args += [precision, slice_start(timestamp, precision)]
         if inline:
             keys.append(catalogue_key(self.KIND))
-        return ScriptCall(script, keys, call_args, after=self._listed)
+        return ScriptCall(script, keys, call_args, after=self._listed, aafter=self._alisted)
 
     @staticmethod
     def _send(make: Callable[[RedisClient], ScriptCall], batch: Batch | None) -> None:
@@ -136,5 +141,14 @@ class SlicedMetric(Metric):
 
     def _slices(self, precision: int, chunk: int = 1000) -> list[tuple[int, str]]:
         """Every stored ``(slice start, value)`` of ``precision``, oldest first (HSCAN)."""
-        data = get_redis_connection().hscan_iter(self.key(precision), count=chunk)
-        return sorted((int(to_str(start)), to_str(value)) for start, value in data)
+        return drive(self._slices_steps(precision, chunk))
+
+    def _slices_steps(self, precision: int, chunk: int) -> Steps[list[tuple[int, str]]]:
+        key = self.key(precision)
+        data: dict[Any, Any] = {}
+        cursor = 0
+        while True:
+            cursor, found = yield Op("hscan", key, cursor, count=chunk)
+            data.update(found)
+            if not int(cursor):
+                return sorted((int(to_str(start)), to_str(value)) for start, value in data.items())

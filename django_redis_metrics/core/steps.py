@@ -11,7 +11,7 @@ validation and the errors are therefore the same on both paths.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -66,6 +66,17 @@ Step = Op | Pipe | Script | Calls
 T = TypeVar("T")
 #: A generator of steps returning ``T``.
 Steps = Generator[Step, Any, T]
+
+
+def reads_steps(
+    commands: Sequence[tuple[str, tuple[Any, ...]]], parse: Callable[[list[Any]], T]
+) -> Steps[T]:
+    """The reads a model's ``*_reads`` hook gives (``(client method name, args)`` pairs, and
+    ``parse`` of their replies) as steps: each command in turn, then ``parse(replies)``."""
+    replies = []
+    for name, args in commands:
+        replies.append((yield Op(name, *args)))
+    return parse(replies)
 
 
 def drive(steps: Steps[T], client: RedisClient | None = None) -> T:

@@ -20,9 +20,10 @@ class CounterAsync(AsyncMetric):
         """``incr`` awaited: one atomic round trip. (``incr(defer=True)`` never waits on Redis
         either, and suits async views as well.)"""
         this = cast("Counter", self)
-        slices = this._slices(*this._checked(count, when))
+        count, timestamp = this._checked(count, when)
+        slices = this._slices(count, timestamp)
         client = get_async_connection()
-        await arun_calls(client, [this._incr_call(slices, client)])
+        await arun_calls(client, [this._incr_call(slices, client, count)])
 
     async def aincr_many(self, increments: Iterable[tuple[When, int]]) -> int:
         """``incr_many`` awaited: everything validated first; returns the number of calls."""

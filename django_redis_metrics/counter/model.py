@@ -3,14 +3,15 @@
 The data model of Redis in Action 5.2.1: for every precision a hash maps the start of each
 epoch-aligned time slice to its count. Each write keeps every precision within its samples
 (``counter_incr.lua``; no cleaner needed). A per-counter meta hash remembers each precision's
-number of samples and retention state (so the cleaner needs no Python configuration), and a
+number of samples and retention state (so the cleaner needs no Python configuration) and the
+counter's lifetime total (never trimmed: what a Prometheus counter exposes), and a
 catalogue lists the counters.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -32,6 +33,8 @@ script = ScriptLibrary(__name__.rpartition(".")[0])
 KIND = "counter"
 #: Largest absolute count accepted in one increment; keeps totals far from int64 overflow.
 MAX_COUNT = 2**53
+#: The meta hash field holding a counter's lifetime total (``counter_incr.lua``).
+LIFETIME_FIELD = "t"
 
 
 @lru_cache(maxsize=32)
@@ -137,7 +140,7 @@ class Counter(CounterAsync, Metric):
             return
         slices = self._slices(count, timestamp)
         client = get_redis_connection()
-        call = self._incr_call(slices, client)
+        call = self._incr_call(slices, client, count)
         if batch is not None:
             batch.add(call)
         else:
@@ -187,16 +190,24 @@ class Counter(CounterAsync, Metric):
         self, totals: dict[int, dict[int, int]], client: AnyRedisClient
     ) -> list[ScriptCall]:
         """``incr_many``'s script calls, at most ``MAX_PAIRS_PER_CALL`` slices each."""
+        finest = min(totals)
+        # Each increment lands in exactly one slice of the finest precision: a chunk adds the
+        # slices of that precision it carries to the lifetime total, so the chunks add every
+        # increment once between them.
         return [
-            self._incr_call(chunk, client) for chunk in _chunks(totals, self.MAX_PAIRS_PER_CALL)
+            self._incr_call(chunk, client, sum(chunk.get(finest, {}).values()))
+            for chunk in _chunks(totals, self.MAX_PAIRS_PER_CALL)
         ]
 
-    def _incr_call(self, slices: dict[int, dict[int, int]], client: AnyRedisClient) -> ScriptCall:
-        """One script call adding ``slices`` (precision -> slice start -> count)."""
+    def _incr_call(
+        self, slices: dict[int, dict[int, int]], client: AnyRedisClient, total: int
+    ) -> ScriptCall:
+        """One script call adding ``slices`` (precision -> slice start -> count), and ``total``
+        to the lifetime total."""
         inline = catalogue.inline_catalogue(client)
         base = metric_key(KIND, self.name)  # settings are read once per write, not per key
         keys: list[str] = [f"{base}:meta", *(f"{base}:{p}" for p in slices)]
-        args: list[str | int] = [self.name, self.samples, int(inline), MAX_AHEAD]
+        args: list[str | int] = [self.name, self.samples, int(inline), MAX_AHEAD, total]
         for precision, counts in slices.items():
             args += [precision, len(counts)]
             for start, count in counts.items():
@@ -256,6 +267,21 @@ class Counter(CounterAsync, Metric):
             (s, int(to_str(v)) if v is not None else 0) for s, v in zip(starts, values, strict=True)
         ]
 
+    def lifetime_total(self) -> int:
+        """The net sum of every count added since the counter was created (0 if none): kept
+        apart from the slices, never trimmed, so it only ever changes by what is added (a
+        Prometheus counter's value). It goes when the counter goes: ``delete()``, or no write
+        for its longest retention (TTL, or a cleaner retiring the emptied counter)."""
+        return _parse_total([get_redis_connection().hget(self.meta_key, LIFETIME_FIELD)])
+
+    def lifetime_total_reads(
+        self,
+    ) -> tuple[list[tuple[str, tuple[Any, ...]]], Callable[[Sequence[Any]], int]]:
+        """``lifetime_total()`` for a shared pipeline: ``(commands, parse)``, ``commands`` a
+        list of ``(redis-py method name, args)`` to queue, ``parse(replies)`` their replies (in
+        order) turned into the total."""
+        return [("hget", (self.meta_key, LIFETIME_FIELD))], _parse_total
+
     def total(self, precision: int | None = None) -> int:
         """The sum of the stored samples of ``precision`` (default: the coarsest)."""
         return sum(count for _, count in self.series(self._total_precision(precision)))
@@ -273,6 +299,11 @@ def precision_samples(meta: Mapping[Any, Any]) -> dict[int, int]:
     return {
         int(to_str(key)): int(to_str(value)) for key, value in meta.items() if to_str(key).isdigit()
     }
+
+
+def _parse_total(replies: Sequence[Any]) -> int:
+    (value,) = replies
+    return 0 if value is None else int(to_str(value))
 
 
 def _chunks(totals: dict[int, dict[int, int]], size: int) -> Iterable[dict[int, dict[int, int]]]:

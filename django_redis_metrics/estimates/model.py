@@ -32,6 +32,7 @@ from ..core.periods import (
 from ..core.retention import MAX_AHEAD
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
+from .aio import EstimateAsync
 from .items import normalize_item
 from .query import KIND, EstimateQuery, script
 from .retention import is_retained, period_bounds, retention
@@ -69,7 +70,7 @@ def validate_periods(periods: object) -> tuple[str, ...]:
     return tuple(p for p in PERIOD_NAMES if p in names)
 
 
-class UniqueEstimate(Metric):
+class UniqueEstimate(EstimateAsync, Metric):
     """Approximate distinct items (visitors, sessions, search terms) per calendar period.
 
     >>> visitors = UniqueEstimate("visitors")
@@ -177,7 +178,9 @@ class UniqueEstimate(Metric):
         ]
         for period, expires, oldest in periods:
             args += [period.suffix, int(period.start_ts), expires, int(oldest)]
-        return ScriptCall(script("estimate_add"), keys, args, after=self._listed)
+        return ScriptCall(
+            script("estimate_add"), keys, args, after=self._listed, aafter=self._alisted
+        )
 
     def delete(self) -> None:
         """Remove every period key of this estimate and its catalogue entry (in bounded steps)."""

@@ -13,10 +13,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..core.connection import get_redis_connection
+from ..core.aio import adrive
 from ..core.keys import temp_key
 from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
+from ..core.steps import Op, Script, Steps, drive
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
@@ -51,18 +52,26 @@ class EstimateQuery:
 
     def count(self) -> int:
         """Distinct items in the union of the periods (an estimate; see the docs' error)."""
+        return drive(self._count_steps())
+
+    async def acount(self) -> int:
+        """``count`` awaited."""
+        return await adrive(self._count_steps())
+
+    def _count_steps(self) -> Steps[int]:
         keys = self.keys
         if not keys:
             return 0
-        client = get_redis_connection()
         if len(keys) <= MAX_COUNT_KEYS:
-            return int(client.pfcount(*keys))
+            return int((yield Op("pfcount", *keys)))
         temp = temp_key(KIND, self.estimate.name, f"union:{uuid.uuid4().hex}")
         answer = 0
         for start in range(0, len(keys), MAX_COUNT_KEYS):
             chunk = keys[start : start + MAX_COUNT_KEYS]
             last = start + MAX_COUNT_KEYS >= len(keys)
-            answer = script("estimate_union")(client, [temp, *chunk], [TEMP_TTL_MS, int(last)])
+            answer = yield Script(
+                script("estimate_union"), [temp, *chunk], [TEMP_TTL_MS, int(last)]
+            )
         return int(answer)
 
     def __repr__(self) -> str:

@@ -365,7 +365,18 @@ class EventSeries(SeriesAsync, SeriesQueries, Metric):
                 f"batch_size must be at most {self.MAX_PREEN_BATCH}, not {batch_size}."
             )
         client = client or get_redis_connection()
-        preen = script("events_preen")
+        call = self.preen_call(cutoff, batch_size, drop=drop)
+        removed = 0
+        while True:
+            done, pending, dropped = (int(x) for x in call.script(client, call.keys, call.args))
+            removed += done
+            if dropped or (not drop and done < batch_size and not pending):
+                return removed
+
+    def preen_call(self, cutoff: float, batch_size: int, *, drop: bool = False) -> ScriptCall:
+        """One ``events_preen.lua`` call: at most ``batch_size`` events before ``cutoff`` (and
+        ``PREEN_CACHE_BATCH`` cached windows) removed; its reply is (removed, 1 if old cached
+        windows remain, 1 if the series was dropped). For pipelining many series' preens."""
         keys = [self.time_key, self.meta_key, self.sizes_key, self.key("seq")]
         args: list[str | int] = [
             bound(cutoff),
@@ -378,9 +389,4 @@ class EventSeries(SeriesAsync, SeriesQueries, Metric):
             int(drop),
             OTHER_VALUE,
         ]
-        removed = 0
-        while True:
-            done, pending, dropped = (int(x) for x in preen(client, keys, args))
-            removed += done
-            if dropped or (not drop and done < batch_size and not pending):
-                return removed
+        return ScriptCall(script("events_preen"), keys, args)

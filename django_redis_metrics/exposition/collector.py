@@ -102,6 +102,7 @@ class MetricsCollector(Collector):
         )
         for bitmap in UniqueBitmap.objects.all():
             for period in bitmap.periods:
+                hook: tuple[list[Read], Parse]
                 hook = ([("bitcount", (current_period(bitmap, period),))], _first_int)
                 plan.add(hook, _adder(users, bitmap.name, period))
         yield users
@@ -114,7 +115,10 @@ class MetricsCollector(Collector):
         )
         for estimate in UniqueEstimate.objects.all():
             for period in estimate.periods:
-                hook = ([("pfcount", (current_period(estimate, period),))], _first_int)
+                # Through execute_command: redis-py's cluster pipeline refuses its pfcount(),
+                # which may name keys in several slots (one key always has one).
+                key = current_period(estimate, period)
+                hook = ([("execute_command", ("PFCOUNT", key))], _first_int)
                 plan.add(hook, _adder(estimates, estimate.name, period))
         yield estimates
 

@@ -14,11 +14,13 @@ from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
 from ..core.batch import Batch, ScriptCall
-from ..core.connection import RedisClient, get_redis_connection
+from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
+from ..core.steps import Steps, drive
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import measure
+from .aio import GaugeAsync
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
@@ -27,7 +29,7 @@ KIND = "gauge"
 LATEST = "v"
 
 
-class Gauge(SlicedMetric):
+class Gauge(GaugeAsync, SlicedMetric):
     """A value set from time to time, kept at several precisions.
 
     >>> queue = Gauge("queue:emails")
@@ -68,7 +70,7 @@ class Gauge(SlicedMetric):
             return
         self._send(partial(self._set_call, number, timestamp), batch)
 
-    def _set_call(self, number: float, timestamp: float, client: RedisClient) -> ScriptCall:
+    def _set_call(self, number: float, timestamp: float, client: AnyRedisClient) -> ScriptCall:
         """The script call of ``set`` (``number`` and ``timestamp`` already checked)."""
         args = [repr(number), repr(timestamp)]
         return self._call(script("gauge_set"), args, timestamp, client)
@@ -105,9 +107,12 @@ class Gauge(SlicedMetric):
     def series(self, precision: int) -> list[tuple[int, dict[str, float]]]:
         """The stored slices of ``precision`` as ``(slice start, {"last", "min", "max"})``,
         oldest first; ``last`` is the value of the latest time within the slice."""
+        return drive(self._series_steps(precision))
+
+    def _series_steps(self, precision: int) -> Steps[list[tuple[int, dict[str, float]]]]:
         precision = self._check_precision(precision)
         found = []
-        for start, text in self._slices(precision, self.READ_CHUNK):
+        for start, text in (yield from self._slices_steps(precision, self.READ_CHUNK)):
             _, last, low, high = (float(part) for part in text.split(","))
             found.append((start, {"last": last, "min": low, "max": high}))
         return found

@@ -19,13 +19,15 @@ from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
 from ..core.batch import Batch, ScriptCall
-from ..core.connection import RedisClient, get_redis_connection
+from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.keys import to_str
 from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
+from ..core.steps import Op, Pipe, Steps, drive
 from ..core.timeutil import When, slice_start, slice_starts, to_timestamp
 from ..core.validation import measure, positive_int
 from . import histogram
+from .aio import StatisticAsync
 from .histogram import Summary
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
@@ -35,7 +37,7 @@ KIND = "statistic"
 Commands = list[tuple[str, tuple[Any, ...]]]
 
 
-class Statistic(SlicedMetric):
+class Statistic(StatisticAsync, SlicedMetric):
     """Aggregates of measured values at several precisions.
 
     >>> latency = Statistic("latency:home")
@@ -88,7 +90,7 @@ class Statistic(SlicedMetric):
             return
         self._send(partial(self._record_call, number, timestamp), batch)
 
-    def _record_call(self, number: float, timestamp: float, client: RedisClient) -> ScriptCall:
+    def _record_call(self, number: float, timestamp: float, client: AnyRedisClient) -> ScriptCall:
         """The script call of ``record`` (``number`` and ``timestamp`` already checked)."""
         bucket = histogram.bucket(number)
         args: list[str | int] = [self.MAX_BUCKETS, repr(number), bucket, repr(timestamp)]
@@ -154,19 +156,25 @@ class Statistic(SlicedMetric):
     def percentile(self, precision: int, q: float, when: When = None) -> float | None:
         """The ``q``-quantile (0 < q ≤ 1; nearest rank) of the slice holding ``when``, within
         ``histogram.RELATIVE_ERROR`` of the exact one; ``None`` for an empty slice."""
+        return drive(self._percentile_steps(precision, q, when))
+
+    def _percentile_steps(self, precision: int, q: float, when: When) -> Steps[float | None]:
         if isinstance(q, bool) or not isinstance(q, int | float):
             raise TypeError(f"q must be a number in (0, 1], not {q!r}.")
         if not 0 < q <= 1:
             raise ValueError(f"q must be a number in (0, 1], not {q!r}.")
         precision = self._check_precision(precision)
         start = slice_start(to_timestamp(when), precision)
-        text = get_redis_connection().hget(self.key(precision), str(start))
+        text = yield Op("hget", self.key(precision), str(start))
         return histogram.quantile_of(text, q)
 
     def series(self, precision: int) -> list[tuple[int, Summary]]:
         """The stored slices of ``precision`` as ``(slice start, summary)``, oldest first."""
+        return drive(self._series_steps(precision))
+
+    def _series_steps(self, precision: int) -> Steps[list[tuple[int, Summary]]]:
         precision = self._check_precision(precision)
-        slices = self._slices(precision, self.READ_CHUNK)
+        slices = yield from self._slices_steps(precision, self.READ_CHUNK)
         return [(start, histogram.parse(text)) for start, text in slices]
 
     def recent(
@@ -174,14 +182,18 @@ class Statistic(SlicedMetric):
     ) -> list[tuple[int, Summary]]:
         """The newest ``count`` slices (default: ``samples``) up to ``until``, oldest first;
         a slice holding nothing has count 0."""
+        return drive(self._recent_steps(precision, count, until))
+
+    def _recent_steps(
+        self, precision: int, count: int | None, until: When
+    ) -> Steps[list[tuple[int, Summary]]]:
         precision = self._check_precision(precision)
         count = self.samples if count is None else positive_int(count, "count")
         if count > self.MAX_RECENT:
             raise ValueError(f"recent() reads at most {self.MAX_RECENT} slices, not {count}.")
         starts = slice_starts(precision, count, to_timestamp(until, "until"))
         key = self.key(precision)
-        pipe = get_redis_connection().pipeline(transaction=False)
-        for index in range(0, len(starts), self.READ_CHUNK):
-            pipe.hmget(key, starts[index : index + self.READ_CHUNK])
-        texts = [text for chunk in pipe.execute() for text in chunk]
+        chunks = range(0, len(starts), self.READ_CHUNK)
+        replies = yield Pipe([Op("hmget", key, starts[i : i + self.READ_CHUNK]) for i in chunks])
+        texts = [text for chunk in replies for text in chunk]
         return [(s, histogram.parse(t)) for s, t in zip(starts, texts, strict=True)]

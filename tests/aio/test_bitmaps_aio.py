@@ -3,13 +3,16 @@ on a single node and on a cluster (where combining bitmaps copies operands acros
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from datetime import date, timedelta
 from typing import Any
 
 import pytest
 
 from django_redis_metrics import UniqueBitmap
+from django_redis_metrics.bitmaps import aio as bitmap_aio
+from django_redis_metrics.core.periods import Day
 
 from ..conftest import Backend
 from .common import raised, run
@@ -105,3 +108,36 @@ def test_mixing_id_kinds_is_refused_alike(backend: Backend) -> None:
 def test_a_query_membership_of_a_bad_id_is_the_sync_error(backend: Backend) -> None:
     query, bad = UniqueBitmap("q").day(), object()
     assert raised(lambda: query.acontains(bad)) == raised(lambda: bad in query)
+
+
+def test_amark_takes_the_fast_path_once_confirmed_as_mark_does(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The async path plans a mark as the sync one: its first mark of a bitmap checks all
+    (slow path) and its follow-up confirms the bitmap, so later marks take the fast path and
+    its bare ``0`` reply. On a single node the async client shares the sync client's server
+    identity, so a bitmap the sync path confirmed is fast at once (on a cluster the lazily
+    initialized async client names only its seed node: one slow mark more)."""
+    remaining = Day.containing(time.time()).end_ts - time.time()
+    if remaining < 90:  # marks within MAX_AHEAD of midnight are checked one by one: wait
+        time.sleep(remaining + 1)
+    offered: list[str] = []
+    original = bitmap_aio.arun_calls
+
+    async def spying(client: Any, calls: Sequence[Any], *args: Any) -> list[Any]:
+        offered.extend(str(call.args[0]) for call in calls)  # "1": the fast path
+        return await original(client, calls, *args)
+
+    monkeypatch.setattr(bitmap_aio, "arun_calls", spying)
+    fresh, known = UniqueBitmap("fresh"), UniqueBitmap("known")
+    known.mark(1)
+
+    async def main() -> None:
+        for user in (1, 2, 3):
+            await fresh.amark(user)
+        await known.amark(2)
+
+    run(main)
+    assert offered == ["0", "1", "1", "0" if backend.cluster else "1"]
+    assert fresh.count("day") == 3 and known.count("day") == 2
+    assert sorted(UniqueBitmap.objects.names()) == ["fresh", "known"]

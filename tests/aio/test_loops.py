@@ -9,7 +9,14 @@ from typing import Any
 import redis.asyncio
 from redis.cluster import RedisCluster
 
-from django_redis_metrics import Counter, EventSeries, UniqueBitmap
+from django_redis_metrics import (
+    Counter,
+    EventSeries,
+    Gauge,
+    Statistic,
+    UniqueBitmap,
+    UniqueEstimate,
+)
 from django_redis_metrics.core import aio
 from django_redis_metrics.core.aio import aclose_connections, get_async_connection
 
@@ -35,6 +42,8 @@ def pause(backend: Backend, ms: int) -> None:
 def test_awaits_on_a_paused_redis_never_block_the_loop(backend: Backend) -> None:
     counter, series = Counter("slow", precisions=[60]), EventSeries("slow")
     bitmap = UniqueBitmap("slow", periods=("day",))
+    stat, gauge = Statistic("slow", precisions=[60]), Gauge("slow", precisions=[60])
+    estimate = UniqueEstimate("slow", periods=("day",))
 
     async def main() -> tuple[float, float, int]:
         loop = asyncio.get_running_loop()
@@ -61,6 +70,12 @@ def test_awaits_on_a_paused_redis_never_block_the_loop(backend: Backend) -> None
             series.acounts(T0 - 600, T0, 60),
             bitmap.amark(3),
             bitmap.last(7).acount(),
+            stat.arecord(12.5, T0),
+            stat.asummary(60, T0),
+            gauge.aset(4, T0),
+            gauge.aget(),
+            estimate.aadd("visitor"),
+            estimate.last(7).acount(),
         )
         elapsed = loop.time() - started
         done.set()
@@ -72,6 +87,8 @@ def test_awaits_on_a_paused_redis_never_block_the_loop(backend: Backend) -> None
     assert longest_gap < 0.3  # ... while the loop went on ticking
     assert ticks >= elapsed / 0.05
     assert counter.total(60) == 21 and series.size() == 5 and bitmap.count("day") == 1
+    assert stat.summary(60, T0)["count"] == 1 and gauge.get() == 4
+    assert estimate.count("day") == 1
 
 
 def test_one_client_per_loop_reused_within_it(single: Backend) -> None:

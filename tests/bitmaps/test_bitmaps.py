@@ -669,13 +669,14 @@ def test_id_cache_follows_the_server_not_the_setting(single: Any, settings: Any)
 
 
 class ScriptSources:
-    """The period keys each script call reads (a wrapper around ``LuaScript.__call__``)."""
+    """The period keys each script call reads (wrappers around ``LuaScript.__call__`` and
+    ``LuaScript.queue``, for calls sent one by one and pipelined)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls: list[tuple[str, int]] = []
-        original = LuaScript.__call__
+        original, queue = LuaScript.__call__, LuaScript.queue
 
-        def counting(script: LuaScript, client: Any, keys: Any, args: Any = ()) -> Any:
+        def count(script: LuaScript, keys: Any) -> None:
             sources = [
                 k
                 for k in keys
@@ -683,9 +684,17 @@ class ScriptSources:
                 and any(f"}}:{p}:" in k for p in ("hour", "day", "week", "month"))
             ]
             self.calls.append((script.name, len(sources)))
+
+        def counting(script: LuaScript, client: Any, keys: Any, args: Any = ()) -> Any:
+            count(script, keys)
             return original(script, client, keys, args)
 
+        def queuing(script: LuaScript, pipe: Any, keys: Any, args: Any = ()) -> None:
+            count(script, keys)
+            queue(script, pipe, keys, args)
+
         monkeypatch.setattr(LuaScript, "__call__", counting)
+        monkeypatch.setattr(LuaScript, "queue", queuing)
 
     @property
     def most(self) -> int:

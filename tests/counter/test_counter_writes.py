@@ -280,3 +280,20 @@ def test_a_batch_is_retried_on_a_dropped_connection_like_any_command(single):
         Counter("b").incr(when=T0, batch=batch)
     dropper.join()
     assert Counter("a").total() == Counter("b").total() == 2
+
+
+def test_a_single_node_counter_whose_listing_was_lost_is_listed_by_its_next_slice(single):
+    """On a single node the write that opens a slice lists the counter; increments of an
+    existing slice skip the check (one command less), so a listing lost some other way comes
+    back with the next slice."""
+    from django_redis_metrics.core import catalogue
+
+    counter = Counter("relisted", precisions=[1, 60])
+    counter.incr(when=T0)
+    single.client.zrem(catalogue.catalogue_key("counter"), "relisted")
+    single.client.hdel(counter.meta_key, "listed")
+    counter.incr(when=T0)  # the same slices: no check
+    counter.incr(when=T0 + 1)  # a new 1 s slice
+    assert Counter.objects.names() == ["relisted"]
+    assert single.client.hget(counter.meta_key, "listed") in (b"1", "1")
+    assert counter.lifetime_total() == 3

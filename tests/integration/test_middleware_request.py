@@ -92,4 +92,4 @@ def test_static_files_are_excluded_under_a_script_prefix(single: Any, with_middl
     assert serve("/static/app.css", "/sub") == 404
     assert Counter.objects.names() == []
     assert serve("/sync/", "/sub") == 200
-    assert Counter.objects.names() == ["hits", "hits:sync"]
+    assert Counter.objects.names() == ["hits", "hits:sync", "status:sync:2xx"]

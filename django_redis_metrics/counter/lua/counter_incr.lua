@@ -1,48 +1,60 @@
--- Add counts to a counter's precision hashes, enforce each precision's retention, remember the
--- counter's configuration, list it.
--- KEYS[1]          the counter's meta hash: precision -> samples kept, 'h:<precision>' -> the
---                  head of that precision (see lib/slices.lua), 'e:<precision>' -> when its
---                  hash expires, 'x' -> when the meta hash expires (ms), and 'listed'
+-- Add counts to a counter's precision hashes and to its lifetime total, enforce each
+-- precision's retention, remember the counter's configuration, list it.
+-- KEYS[1]          the counter's meta hash: 't' -> the lifetime total (the net sum of every
+--                  count ever added, never trimmed), 'listed', and per precision: precision ->
+--                  samples kept, 'h:<precision>' -> its head (see lib/slices.lua),
+--                  'e:<precision>' -> when its hash expires (ms)
 -- KEYS[2..n+1]     one slice hash per precision
 -- KEYS[n+2]        the catalogue, only when it can be written here (not on Redis Cluster)
 -- ARGV[1]          counter name (catalogue member)
 -- ARGV[2]          samples kept per precision
 -- ARGV[3]          1 when the catalogue key is given, else 0
 -- ARGV[4]          how many seconds a slice may start after the Redis clock (later: refused)
--- ARGV[5..]        per precision: precision, number of pairs, then (slice start, count) pairs
+-- ARGV[5]          what this call adds to the lifetime total (its increments, counted once)
+-- ARGV[6..]        per precision: precision, number of pairs, then (slice start, count) pairs
 -- Retention, at write time: each hash keeps the newest `samples` slices up to its head. An
--- increment of an existing slice is a plain HINCRBY; only a write that creates a slice (once
--- per slice) reads and writes the retention state: a new slice older than the window is
--- removed again; when the head moves on, the slices that fell out are deleted with one HDEL
--- (known arithmetically, no scan), or the hash is rebuilt when all of it fell out; the hash's
--- TTL (twice its retention) is refreshed once half of it has passed, and the meta hash expires
--- no earlier than any hash. So a hash never holds more than `samples` fields (plus the few a
--- clock up to ARGV[4] s ahead may add), and a counter nobody writes any more disappears by
--- itself.
+-- increment of an existing slice is a plain HINCRBY (and one of the total); only a write that
+-- creates a slice (once per slice) reads and writes the retention state: a new slice older
+-- than the window is removed again; when the head moves on, the slices that fell out are
+-- deleted with one HDEL (known arithmetically, no scan), or the hash is rebuilt when all of it
+-- fell out; the hash's TTL (twice its retention) is refreshed once half of it has passed, and
+-- the meta hash expires no earlier than any hash. So a hash never holds more than `samples`
+-- fields (plus the few a clock up to ARGV[4] s ahead may add), and a counter nobody writes any
+-- more disappears by itself, lifetime total included.
+-- Cost (Redis time per call, see docs/benchmarks.md): the slices are written first; then the
+-- meta hash is written once (HINCRBY of the total, plus HEXISTS of the listing on a cluster),
+-- or, when a slice is new, read once (HMGET) and written once (HSET, the total included). Numbers are parsed with `+ 0` rather than
+-- tonumber(), which parses twice.
 -- Returns 1 while the counter is not known to be listed in the catalogue (the caller must
 -- register it, then set 'listed'), else 0. All or nothing: if an increment fails (it would
--- overflow a slice, or Redis refuses it) or a new slice starts too far ahead of the Redis
--- clock, the increments already made are undone and the error is returned before any slice is
--- deleted.
-local FIRST = 5
-local has_catalogue = tonumber(ARGV[3])
-local samples = tonumber(ARGV[2])
-local ahead = tonumber(ARGV[4])
+-- overflow a slice or the lifetime total, or Redis refuses it: a key of another type...) or a
+-- new slice starts too far ahead of the Redis clock, the increments already made are undone
+-- and the error is returned before any slice is deleted or any meta field written.
+local FIRST = 6
+local has_catalogue = ARGV[3] == '1'
+local last = has_catalogue and #KEYS - 1 or #KEYS
 
--- Undo every increment sent before ARGV position 'stop' (on the error path only, so the
--- success path keeps no bookkeeping).
-local function undo_before(stop)
+-- Undo every increment sent before ARGV position 'stop', and the lifetime total's when
+-- `total` (on the error path only, so the success path keeps no bookkeeping).
+local function undo_before(stop, total)
+    local function negated(count)
+        if count == '0' then
+            return count
+        end
+        return count:sub(1, 1) == '-' and count:sub(2) or '-' .. count
+    end
+    if total then
+        redis.call('HINCRBY', KEYS[1], 't', negated(ARGV[5]))
+    end
     local b = FIRST
-    for i = 2, #KEYS - has_catalogue do
+    for i = 2, last do
         local pairs_count = tonumber(ARGV[b + 1])
         b = b + 2
         for _ = 1, pairs_count do
             if b >= stop then
                 return
             end
-            local count = ARGV[b + 1]
-            local negated = count:sub(1, 1) == '-' and count:sub(2) or '-' .. count
-            if redis.call('HINCRBY', KEYS[i], ARGV[b], negated) == 0 then
+            if redis.call('HINCRBY', KEYS[i], ARGV[b], negated(ARGV[b + 1])) == 0 then
                 redis.call('HDEL', KEYS[i], ARGV[b])
             end
             b = b + 2
@@ -50,126 +62,197 @@ local function undo_before(stop)
     end
 end
 
--- Keys of another type fail here, before the first write (WRONGTYPE), not after the slices.
-local listed = redis.call('HEXISTS', KEYS[1], 'listed') == 1
-if not listed and has_catalogue == 1 then
-    redis.call('ZSCORE', KEYS[#KEYS], ARGV[1])
+-- A reply of a meta hash or catalogue command that failed, after undoing this call's writes
+-- (a key of another type: WRONGTYPE; a total that would overflow: refused); else nil.
+local function failed(reply, total, what)
+    if type(reply) ~= 'table' or not reply.err then
+        return nil
+    end
+    undo_before(#ARGV + 1, total)
+    if reply.err:sub(1, 4) ~= 'ERR ' then
+        return redis.error_reply(reply.err)
+    end
+    return redis.error_reply('DRM_REFUSED counter ' .. ARGV[1] .. ' ' .. what .. ' refused: ' .. reply.err)
 end
 
--- The increments; `fresh` lists the precisions (their ARGV position) where a slice was created.
-local fresh, fresh_keys = nil, nil
+-- The increments; `fresh` lists, for each precision where a slice was created, its ARGV
+-- position, its key's index, and (filled below) its newest and oldest slice written.
+local fresh = nil
 local a = FIRST
-for i = 2, #KEYS - has_catalogue do
-    local at, pairs_count = a, tonumber(ARGV[a + 1])
+local count_text, count = nil, nil
+for i = 2, last do
+    local at, pairs_count = a, ARGV[a + 1]
+    pairs_count = pairs_count == '1' and 1 or tonumber(pairs_count)
     a = a + 2
     for _ = 1, pairs_count do
         local result = redis.pcall('HINCRBY', KEYS[i], ARGV[a], ARGV[a + 1])
-        if type(result) == 'table' and result.err then
-            undo_before(a)
+        if type(result) == 'table' then
+            undo_before(a, false)
             if result.err:sub(1, 4) ~= 'ERR ' then
                 return redis.error_reply(result.err)  -- WRONGTYPE, OOM...: keep Redis's own code
             end
             -- This slice only (it would overflow, or holds something else than an integer).
             return redis.error_reply('DRM_REFUSED counter slice ' .. ARGV[a] .. ' refused: ' .. result.err)
         end
-        if result == tonumber(ARGV[a + 1]) then
+        if ARGV[a + 1] ~= count_text then
+            count_text = ARGV[a + 1]
+            count = count_text + 0
+        end
+        if result == count then
             if not fresh then
-                fresh, fresh_keys = {}, {}
-            end
-            if fresh[#fresh] ~= at then
+                fresh = {at, i, 0, 0}
+            elseif fresh[#fresh - 2] ~= i then
                 fresh[#fresh + 1] = at
-                fresh_keys[#fresh] = KEYS[i]
+                fresh[#fresh + 1] = i
+                fresh[#fresh + 1] = 0
+                fresh[#fresh + 1] = 0
             end
         end
         a = a + 2
     end
 end
--- Lists the counter when the catalogue is here; the reply says whether the caller must.
-local function listing(changed)
-    if not listed and has_catalogue == 1 then
-        redis.call('ZADD', KEYS[#KEYS], 0, ARGV[1])
-        changed[#changed + 1] = 'listed'
-        changed[#changed + 1] = 1
-    end
-    if #changed > 0 then
-        redis.call('HSET', KEYS[1], unpack(changed))
-    end
-    return (listed or has_catalogue == 1) and 0 or 1
-end
+
 if not fresh then
-    return listing({})
+    local err = failed(redis.pcall('HINCRBY', KEYS[1], 't', ARGV[5]), false, 'lifetime total')
+    if err then
+        return err
+    end
+    if has_catalogue then
+        -- Here the write that opened a slice listed the counter in the same script: an
+        -- increment of an existing slice needs no check (were the listing lost some other way,
+        -- the next slice opened lists the counter again).
+        return 0
+    end
+    return redis.call('HEXISTS', KEYS[1], 'listed') == 1 and 0 or 1
+end
+
+-- Lists the counter when the catalogue is here (undoing this call's writes if the catalogue
+-- refuses); returns the error reply or nil, and whether the caller must list the counter.
+local function listing(listed, total)
+    if listed then
+        return nil, 0
+    end
+    if not has_catalogue then
+        return nil, 1
+    end
+    return failed(redis.pcall('ZADD', KEYS[#KEYS], 0, ARGV[1]), total, 'catalogue'), 0
 end
 
 --#include lib/clock.lua
 --#include lib/slices.lua
-local function failed(reply)
-    undo_before(#ARGV + 1)
-    return reply
-end
+local samples_text = ARGV[2]
+local samples = samples_text + 0
+local ahead = ARGV[4] + 0
 local now, now_ms = server_clock()
-local fields = {'x'}
-for _, at in ipairs(fresh) do
-    for b = at + 2, at + 2 * tonumber(ARGV[at + 1]), 2 do
-        if tonumber(ARGV[b]) > now + ahead then
-            return failed(ahead_refusal('counter ' .. ARGV[1], ARGV[b], now, ahead))
+local fields = {'listed', 't'}
+for j = 1, #fresh, 4 do
+    local at = fresh[j]
+    local last_pair = ARGV[at + 1]
+    last_pair = at + 2 * (last_pair == '1' and 1 or last_pair)
+    local newest, newest_at = ARGV[at + 2] + 0, at + 2
+    local oldest = newest
+    for b = at + 4, last_pair, 2 do
+        local start = ARGV[b] + 0
+        if start > newest then
+            newest, newest_at = start, b
+        elseif start < oldest then
+            oldest = start
         end
     end
-    fields[#fields + 1] = ARGV[at]
-    fields[#fields + 1] = 'h:' .. ARGV[at]
-    fields[#fields + 1] = 'e:' .. ARGV[at]
-end
-local meta = redis.call('HMGET', KEYS[1], unpack(fields))
-local expiry = tonumber(meta[1])
-local meta_expiry = expiry or 0
-local changed = {}
-for j, at in ipairs(fresh) do
-    local key, p = fresh_keys[j], tonumber(ARGV[at])
-    local last = at + 2 * tonumber(ARGV[at + 1])
-    local old_samples, old_head = tonumber(meta[3 * j - 1]), tonumber(meta[3 * j])
-    local key_expiry = tonumber(meta[3 * j + 1])
-    local newest = tonumber(ARGV[at + 2])
-    for b = at + 4, last, 2 do
-        newest = math.max(newest, tonumber(ARGV[b]))
+    if newest > now + ahead then
+        undo_before(#ARGV + 1, false)
+        return ahead_refusal('counter ' .. ARGV[1], ARGV[newest_at], now, ahead)
     end
+    fresh[j + 2], fresh[j + 3] = newest, oldest
+    local p = ARGV[at]
+    fields[#fields + 1] = p
+    fields[#fields + 1] = 'h:' .. p
+    fields[#fields + 1] = 'e:' .. p
+end
+local meta = redis.pcall('HMGET', KEYS[1], unpack(fields))
+local err = failed(meta, false, 'meta')
+if err then
+    return err
+end
+-- The lifetime total: added here when exact in a Lua number (below 2^53), else by HINCRBY.
+local changed = {}
+local old_total, delta = (meta[2] or 0) + 0, ARGV[5] + 0
+if math.abs(old_total) < 2 ^ 52 and math.abs(delta) < 2 ^ 52 then
+    changed[1] = 't'
+    changed[2] = string.format('%d', old_total + delta)
+else
+    err = failed(redis.pcall('HINCRBY', KEYS[1], 't', ARGV[5]), false, 'lifetime total')
+    if err then
+        return err
+    end
+end
+local reply
+err, reply = listing(meta[1], #changed == 0)
+if err then
+    return err
+end
+if not meta[1] and has_catalogue then
+    changed[#changed + 1] = 'listed'
+    changed[#changed + 1] = 1
+end
+local meta_expiry = 0
+for j = 1, #fresh, 4 do
+    local at, key, newest, oldest = fresh[j], KEYS[fresh[j + 1]], fresh[j + 2], fresh[j + 3]
+    local m = 3 * (j - 1) / 4 + 3
+    local p = ARGV[at] + 0
+    local old_samples, old_head, key_expiry = meta[m], meta[m + 1], meta[m + 2]
+    old_head = old_head and old_head + 0 or nil
     local head = slice_head(old_head, newest, math.floor(now / p) * p)
     local floor = head - samples * p
-    local stale = nil
-    for b = at + 2, last, 2 do
-        if tonumber(ARGV[b]) <= floor then
-            stale = stale or {}
-            stale[#stale + 1] = ARGV[b]  -- older than the window: not kept
+    if oldest <= floor then
+        local stale = {}
+        for b = at + 2, at + 2 * ARGV[at + 1], 2 do
+            if ARGV[b] + 0 <= floor then
+                stale[#stale + 1] = ARGV[b]  -- older than the window: not kept
+            end
         end
-    end
-    if stale then
         redis.call('HDEL', key, unpack(stale))
     end
     local rebuilt = false
     if not (old_head and old_samples) then
-        changed[#changed + 1] = fields[3 * j]
+        changed[#changed + 1] = fields[m + 1]
         changed[#changed + 1] = string.format('%d', head)
-    elseif head > old_head or samples < old_samples then
-        rebuilt = drop_slices(key, old_head, old_samples, head, samples, p, ahead)
-        changed[#changed + 1] = fields[3 * j]
-        changed[#changed + 1] = string.format('%d', head)
+    elseif old_samples == samples_text then
+        if head == old_head + p then
+            redis.call('HDEL', key, string.format('%d', floor))  -- the one slice that fell out
+        elseif head > old_head then
+            rebuilt = drop_slices(key, old_head, samples, head, samples, p, ahead)
+        end
+        if head > old_head then
+            changed[#changed + 1] = fields[m + 1]
+            changed[#changed + 1] = string.format('%d', head)
+        end
+    else
+        old_samples = old_samples + 0
+        if head > old_head or samples < old_samples then
+            rebuilt = drop_slices(key, old_head, old_samples, head, samples, p, ahead)
+            changed[#changed + 1] = fields[m + 1]
+            changed[#changed + 1] = string.format('%d', head)
+        end
     end
-    if old_samples ~= samples then
-        changed[#changed + 1] = ARGV[at]
-        changed[#changed + 1] = samples
+    if old_samples ~= samples_text then
+        changed[#changed + 1] = fields[m]
+        changed[#changed + 1] = samples_text
     end
     local ttl = 2 * (samples + 1) * p * 1000
     if rebuilt or not (old_head and key_expiry) or key_expiry - now_ms < ttl / 2 then
         redis.call('PEXPIREAT', key, now_ms + ttl)
-        meta_expiry = math.max(meta_expiry, now_ms + ttl)
-        changed[#changed + 1] = fields[3 * j + 1]
+        if now_ms + ttl > meta_expiry then
+            meta_expiry = now_ms + ttl
+        end
+        changed[#changed + 1] = fields[m + 2]
         changed[#changed + 1] = string.format('%d', now_ms + ttl)
     end
 end
-if meta_expiry ~= expiry then
-    changed[#changed + 1] = 'x'
-    changed[#changed + 1] = string.format('%d', meta_expiry)
+if #changed > 0 then
+    redis.call('HSET', KEYS[1], unpack(changed))
 end
-local reply = listing(changed)
-if meta_expiry ~= expiry then
-    redis.call('PEXPIREAT', KEYS[1], meta_expiry)
+if meta_expiry > 0 then
+    expire_no_earlier(KEYS[1], meta_expiry, now_ms)
 end
 return reply

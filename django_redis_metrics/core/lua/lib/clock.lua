@@ -2,8 +2,8 @@
 -- Returns seconds (a float), milliseconds (an integer) and TIME's own reply.
 local function server_clock()
     local time = redis.call('TIME')
-    local seconds = tonumber(time[1])
-    local micros = tonumber(time[2])
+    local seconds = time[1] + 0  -- one string-to-number conversion (tonumber costs two)
+    local micros = time[2] + 0
     return seconds + micros / 1000000, seconds * 1000 + math.floor(micros / 1000), time
 end
 
