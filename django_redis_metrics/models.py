@@ -46,3 +46,37 @@ class DashboardMetric(models.Model):
         default_permissions = ()
         verbose_name = "dashboard"
         verbose_name_plural = "dashboard"
+
+
+class ViewsMetric(models.Model):
+    """The "Views" entry: response times and errors per view (``admin/views.py``)."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        verbose_name = "views"
+        verbose_name_plural = "views"
+
+
+class StatisticMetric(models.Model):
+    class Meta:
+        managed = False
+        default_permissions = ()
+        verbose_name = "statistic"
+        verbose_name_plural = "statistics"
+
+
+class GaugeMetric(models.Model):
+    class Meta:
+        managed = False
+        default_permissions = ()
+        verbose_name = "gauge"
+        verbose_name_plural = "gauges"
+
+
+class UniqueEstimateMetric(models.Model):
+    class Meta:
+        managed = False
+        default_permissions = ()
+        verbose_name = "unique estimate"
+        verbose_name_plural = "unique estimates"

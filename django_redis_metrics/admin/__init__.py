@@ -1,5 +1,23 @@
 """The "Metrics" section of the admin: pages over Redis, no database table (``options.py``)."""
 
-from .options import CounterAdmin, DashboardAdmin, EventSeriesAdmin, UniqueBitmapAdmin
+from .options import (
+    CounterAdmin,
+    DashboardAdmin,
+    EventSeriesAdmin,
+    GaugeAdmin,
+    StatisticAdmin,
+    UniqueBitmapAdmin,
+    UniqueEstimateAdmin,
+    ViewsAdmin,
+)
 
-__all__ = ["CounterAdmin", "DashboardAdmin", "EventSeriesAdmin", "UniqueBitmapAdmin"]
+__all__ = [
+    "CounterAdmin",
+    "DashboardAdmin",
+    "EventSeriesAdmin",
+    "GaugeAdmin",
+    "StatisticAdmin",
+    "UniqueBitmapAdmin",
+    "UniqueEstimateAdmin",
+    "ViewsAdmin",
+]

@@ -11,6 +11,7 @@ to overlay the same slices one day or one week earlier.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
@@ -29,8 +30,11 @@ MAX_CHART_POINTS = 2000
 @dataclass
 class Series:
     label: str
-    values: list[int | None]
+    values: Sequence[float | None]
     compare: bool = False
+    #: ``"high"`` or ``"low"``: an edge of the band drawn behind the first series (a
+    #: statistic's p50-p95, a gauge's min-max), else ``None``.
+    band: str | None = None
 
 
 @dataclass
@@ -54,13 +58,17 @@ class Chart:
     refresh: int | None = None
     notes: list[str] = field(default_factory=list)
     zone: tzinfo | None = None
+    #: Whether the values are counts (integer ticks from 0) rather than measures.
+    integer: bool = True
+    #: The unit of measured values (``"ms"``), shown beside them.
+    unit: str = ""
 
     @property
-    def values(self) -> list[int | None]:
+    def values(self) -> Sequence[float | None]:
         return self.series[0].values
 
     @property
-    def total(self) -> int:
+    def total(self) -> float:
         return sum(value or 0 for value in self.values)
 
     def payload(self, now: float | None = None) -> dict[str, Any]:
@@ -73,8 +81,11 @@ class Chart:
             "x": self.x,
             "labels": self.labels,
             "series": [
-                {"label": s.label, "values": s.values, "compare": s.compare} for s in self.series
+                {"label": s.label, "values": s.values, "compare": s.compare, "band": s.band}
+                for s in self.series
             ],
+            "integer": self.integer,
+            "unit": self.unit,
             "step": self.step,
             "utc_days": self.step is not None and labels.is_utc_days(self.step),
             "period": self.period,
@@ -166,7 +177,9 @@ def chosen_compare(params: QueryDict) -> tuple[int, str] | None:
     return COMPARE[raw]
 
 
-def slice_chart(name: str, kind: str, span: Span, values: list[int], refresh: int | None) -> Chart:
+def slice_chart(
+    name: str, kind: str, span: Span, values: Sequence[float | None], refresh: int | None
+) -> Chart:
     """A chart of ``span``'s slices (counters and event windows), labelled in its zone."""
     zone = chart_zone(span.step)
     return Chart(

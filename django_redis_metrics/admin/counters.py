@@ -10,6 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.template.response import TemplateResponse
 
 from ..core.connection import get_redis_connection
+from ..core.sliced import SlicedMetric
 from ..core.timeutil import slice_start, slice_starts
 from ..counter import Counter
 from . import charts, common, export
@@ -28,7 +29,7 @@ TOTALS: tuple[tuple[str, int], ...] = (
 )
 
 
-def window_plan(counter: Counter, seconds: int) -> tuple[int, int] | None:
+def window_plan(counter: Counter | SlicedMetric, seconds: int) -> tuple[int, int] | None:
     """The finest (precision, slices) covering the last ``seconds`` with stored samples."""
     for precision in counter.precisions:
         if precision <= seconds and seconds % precision == 0:

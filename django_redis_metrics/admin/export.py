@@ -37,7 +37,7 @@ def filename(chart: Chart) -> str:
 def csv_text(chart: Chart) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    compared = [s for s in chart.series if s.compare]
+    compared = chart.series[1:]
     writer.writerow(["start", "label", *(s.label for s in compared), "value"])
     site = labels.site_zone()
     for i, start in enumerate(chart.x):

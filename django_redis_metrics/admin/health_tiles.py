@@ -150,9 +150,17 @@ class SlowestViewsTile(TemplateTile):
                 if summary.get("count"):
                     rows.append({"view": view, **summary, "url": statistic_url(statistic.name)})
             rows.sort(key=lambda row: (-row["mean"], row["view"]))
-            return {"rows": rows[: self.limit]}
+            return {"rows": rows[: self.limit], "views_url": views_url()}
 
         return finish
+
+
+def views_url() -> str:
+    """The Views page: every view's response times and errors."""
+    try:
+        return reverse("admin:django_redis_metrics_viewsmetric_changelist")
+    except NoReverseMatch:
+        return ""
 
 
 def statistic_url(name: str) -> str:

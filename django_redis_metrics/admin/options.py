@@ -25,9 +25,13 @@ from ..models import (
     CounterMetric,
     DashboardMetric,
     EventSeriesMetric,
+    GaugeMetric,
+    StatisticMetric,
     UniqueBitmapMetric,
+    UniqueEstimateMetric,
+    ViewsMetric,
 )
-from . import bitmaps, counters, dashboard, events
+from . import bitmaps, counters, dashboard, estimates, events, gauges, statistics, views
 from .common import metrics_permission
 
 #: Seconds a client is told to wait before asking again while Redis is unreachable.
@@ -188,3 +192,38 @@ class DashboardAdmin(MetricsAdmin):
 
     def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         return dashboard.dashboard_page(request, context)
+
+
+@admin.register(ViewsMetric)
+class ViewsAdmin(MetricsAdmin):
+    """The "Views" entry: response times and errors per view (``views.py``)."""
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return views.views_page(request, context)
+
+
+@admin.register(StatisticMetric)
+class StatisticAdmin(MetricsAdmin):
+    pages = (("chart/", statistics.statistic_chart, "chart"),)
+    endpoints = (("data/", statistics.statistic_data, "data"),)
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return statistics.statistic_list(request, context)
+
+
+@admin.register(GaugeMetric)
+class GaugeAdmin(MetricsAdmin):
+    pages = (("chart/", gauges.gauge_chart, "chart"),)
+    endpoints = (("data/", gauges.gauge_data, "data"),)
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return gauges.gauge_list(request, context)
+
+
+@admin.register(UniqueEstimateMetric)
+class UniqueEstimateAdmin(MetricsAdmin):
+    pages = (("detail/", estimates.estimate_detail, "detail"),)
+    endpoints = (("data/", estimates.estimate_data, "data"),)
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return estimates.estimate_list(request, context)

@@ -12,7 +12,7 @@ fast and fully-mergeable quantile sketch with relative-error guarantees*, VLDB 2
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,9 +93,11 @@ class Slice:
 
 def parse(text: bytes | str | None) -> Summary:
     """A slice's summary from its text in Redis (``None``: an empty slice)."""
-    if text is None:
-        return empty()
-    found = Slice.from_text(text)
+    return empty() if text is None else summarize(Slice.from_text(text))
+
+
+def summarize(found: Slice) -> Summary:
+    """``summary()``'s dict of a slice (or of several merged by :func:`merge`)."""
     count = found.count
     summary: Summary = {
         "count": count,
@@ -108,6 +110,39 @@ def parse(text: bytes | str | None) -> Summary:
     for name, q in QUANTILES.items():
         summary[name] = found.quantile(q)
     return summary
+
+
+def merge(slices: Iterable[Slice]) -> Slice | None:
+    """The slices as one (``None`` if none holds a value): counts and sums added, the
+    squared deviations combined by Chan, Golub and LeVeque's pairwise update, min of the
+    mins, max of the maxes, histograms added bucket by bucket. Quantiles of the merged slice
+    keep the same relative error bound (the histogram is mergeable by construction)."""
+    count, total, m2 = 0, 0.0, 0.0
+    low, high = math.inf, -math.inf
+    buckets: dict[int, int] = {}
+    for part in slices:
+        if part.count <= 0:
+            continue
+        if count:
+            delta = part.total / part.count - total / count
+            m2 += part.m2 + delta * delta * count * part.count / (count + part.count)
+        else:
+            m2 = part.m2
+        count += part.count
+        total += part.total
+        low, high = min(low, part.low), max(high, part.high)
+        for index, number in part.buckets:
+            buckets[index] = buckets.get(index, 0) + number
+    if not count:
+        return None
+    return Slice(count, total, m2, low, high, sorted(buckets.items()))
+
+
+def parse_merged(texts: Iterable[bytes | str | None]) -> Summary:
+    """The summary of several slices read from Redis taken as one (``None`` texts are empty
+    slices): what a window of many slices, such as the last 60 minutes, held."""
+    merged = merge(Slice.from_text(text) for text in texts if text is not None)
+    return empty() if merged is None else summarize(merged)
 
 
 def quantile_of(text: bytes | str | None, q: float) -> float | None:

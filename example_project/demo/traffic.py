@@ -19,6 +19,11 @@ from .metrics import COUNTRIES, FILES, PRODUCTS
 
 #: Average requests per minute at the busiest time of day, per view name.
 VIEW_RATES = {"home": 6.0, "product": 9.0, "download": 1.5, "signup": 0.3, "buy": 0.8}
+#: Median response time in milliseconds per view, and the spread of its log-normal shape.
+VIEW_LATENCY_MS = {"home": 25.0, "product": 40.0, "download": 120.0, "signup": 60.0, "buy": 180.0}
+LATENCY_SPREAD = 0.6
+#: Share of each view's requests answered 4xx and 5xx (the rest 2xx) in the generated history.
+VIEW_ERRORS = {"home": (0.005, 0.001), "product": (0.03, 0.002), "buy": (0.02, 0.01)}
 #: Share of requests made by signed-in visitors (the others are anonymous).
 SIGNED_IN = 0.6
 #: The busiest hour of the day, in the site's time zone.
@@ -58,6 +63,18 @@ def next_visit(rng: random.Random, now: float) -> tuple[float, str]:
     delay = rng.expovariate(requests_per_minute(now) / 60)
     view = rng.choices(list(VIEW_RATES), weights=list(VIEW_RATES.values()))[0]
     return delay, view
+
+
+def pick_latency(rng: random.Random, view: str) -> float:
+    """A response time of ``view`` in milliseconds: log-normal around its median."""
+    return VIEW_LATENCY_MS.get(view, 30.0) * rng.lognormvariate(0, LATENCY_SPREAD)
+
+
+def pick_status_class(rng: random.Random, view: str) -> str:
+    """``2xx``, ``4xx`` or ``5xx``, at the view's error shares."""
+    client, server = VIEW_ERRORS.get(view, (0.0, 0.0))
+    draw = rng.random()
+    return "4xx" if draw < client else "5xx" if draw < client + server else "2xx"
 
 
 def pick_product(rng: random.Random) -> str:

@@ -29,6 +29,16 @@ PAGES = [
     ("uniquebitmapmetric", "detail", "?name=active_users"),
     ("uniquebitmapmetric", "data", "?name=active_users&period=day"),
     ("dashboardmetric", "changelist", ""),
+    ("viewsmetric", "changelist", ""),
+    ("statisticmetric", "changelist", ""),
+    ("statisticmetric", "chart", "?name=latency:home"),
+    ("statisticmetric", "data", "?name=latency:home&precision=60"),
+    ("gaugemetric", "changelist", ""),
+    ("gaugemetric", "chart", "?name=queue"),
+    ("gaugemetric", "data", "?name=queue&precision=60"),
+    ("uniqueestimatemetric", "changelist", ""),
+    ("uniqueestimatemetric", "detail", "?name=visitors"),
+    ("uniqueestimatemetric", "data", "?name=visitors&period=day"),
 ]
 
 
@@ -152,7 +162,16 @@ def test_counter_pages_on_a_single_node_and_on_redis_cluster(
 
 #: Django's default object URLs of a ModelAdmin; the metrics models have no table behind them.
 DEFAULT_OBJECT_PATHS = ["add/", "1/", "1/change/", "1/history/", "1/delete/", "autocomplete/"]
-MODELS = ["countermetric", "eventseriesmetric", "uniquebitmapmetric", "dashboardmetric"]
+MODELS = [
+    "countermetric",
+    "eventseriesmetric",
+    "uniquebitmapmetric",
+    "dashboardmetric",
+    "viewsmetric",
+    "statisticmetric",
+    "gaugemetric",
+    "uniqueestimatemetric",
+]
 
 
 @pytest.mark.parametrize("model", MODELS)

@@ -29,7 +29,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from django_redis_metrics import Counter, EventSeries, UniqueBitmap
+from django_redis_metrics import Counter, EventSeries, Statistic, UniqueBitmap
 from django_redis_metrics.core.periods import Day
 from django_redis_metrics.testing import RedisServer, free_port
 
@@ -400,6 +400,42 @@ def test_event_and_bitmap_pages_and_a_staff_page_with_the_template_tag(demo: Any
     shot(page, "staff-page")
 
 
+def test_views_page_and_a_statistic_chart_with_its_band(demo: Any) -> None:
+    base, page = demo
+    now = time.time()
+    minute = int(now // 60) * 60
+    latency = Statistic("latency:checkout")
+    for ago, values in ((2, (100, 300, 500)), (1, (40, 60)), (0, (10, 20, 30))):
+        for value in values:
+            latency.record(value, when=minute - ago * 60 + 1)
+    Counter("status:checkout:2xx").incr(8, when=now)
+    page.goto(f"{base}/admin/")
+    page.get_by_role("link", name="Views", exact=True).click()
+    row = page.locator("#views tr[data-view='checkout']")
+    assert row.locator("td[data-col='requests']").first.inner_text() == "8"
+    assert row.locator("td[data-col='max']").first.inner_text() == "500.0"
+    shot(page, "views")
+    row.get_by_role("link", name="checkout").click()  # its latency chart
+    figure = "document.querySelector('figure#statistic-chart')"
+    page.wait_for_function(f"{figure} && {figure}.dataset.state")
+    assert page.locator("figure#statistic-chart").get_attribute("data-band") == "true"
+    assert page.locator("figure#statistic-chart .uplot canvas").count() == 1
+    labels = page.locator("figure#statistic-chart .u-legend .u-label").all_inner_texts()
+    assert labels[1:] == ["mean", "p50 (band's low edge)", "p95 (band's high edge)"]
+    shown = page.evaluate(f"{figure}._payload")
+    means = [v for v in shown["series"][0]["values"] if v is not None]
+    assert means[-3:] == [300, 50, 20]
+    box = page.locator("figure#statistic-chart .u-over").bounding_box()
+    third_last = "u.data[0][u.data[0].length - 3]"
+    left = page.evaluate(
+        f"(() => {{ const u = {figure}._plot; return u.valToPos({third_last}, 'x'); }})()"
+    )
+    page.mouse.move(box["x"] + left, box["y"] + box["height"] / 2)
+    values = page.locator("figure#statistic-chart .u-legend .u-value").all_inner_texts()
+    assert values[1] == "300 ms"
+    shot(page, "statistic-chart")
+
+
 def test_screenshots_of_the_demo_with_its_traffic(tmp_path: Path) -> None:
     """The demo as a new site owner sees it (generated history, visitors browsing): the
     README's screenshots come from this run's ``test-artifacts/``."""
@@ -413,3 +449,14 @@ def test_screenshots_of_the_demo_with_its_traffic(tmp_path: Path) -> None:
         wait_for_chart(page, f"Number({CHART}.dataset.total) > 100")
         hover_point(page, 100)
         shot(page, "readme-counter")
+        page.goto(f"{base}/admin/django_redis_metrics/viewsmetric/")
+        views = page.locator("#views tbody tr").evaluate_all(
+            "rows => rows.map(r => r.dataset.view)"
+        )
+        assert {"home", "product", "buy"} <= set(views)  # the generated history's views
+        shot(page, "readme-views")
+        page.locator("#views tr[data-view='product'] th a").first.click()
+        figure = "document.querySelector('figure#statistic-chart')"
+        page.wait_for_function(f"{figure} && {figure}.dataset.state")
+        assert page.locator("figure#statistic-chart").get_attribute("data-band") == "true"
+        shot(page, "readme-latency")

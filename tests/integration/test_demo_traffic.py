@@ -52,10 +52,14 @@ def test_live_visitors_browse_at_the_generated_historys_rate(
 SNAPSHOT = """
 import json
 from datetime import datetime
-from django_redis_metrics import Counter, EventSeries, UniqueBitmap
+from django_redis_metrics import Counter, EventSeries, Statistic, UniqueBitmap
 from demo import traffic
 until = traffic.written_until()
+statuses = [Counter(f"status:product:{c}").total(86400) for c in ("2xx", "4xx", "5xx")]
 print(json.dumps({
+    "timed": Statistic("latency:product").totals()["count"],
+    "product": Counter("hits:product").total(86400),
+    "statuses": statuses,
     "until": until,
     "hits": [[s, c] for s, c in Counter("hits").series(3600) if s + 3600 <= until],
     "orders": EventSeries("orders").count(0, until),
@@ -70,6 +74,9 @@ def test_running_demo_again_does_not_double_the_history(tmp_path: Path, redis_se
     manage(tmp_path, url, "demo", "--no-serve")
     first = shell(tmp_path, url, SNAPSHOT)
     assert first["orders"] > 100 and sum(c for _, c in first["hits"]) > 1000
+    # the Views page's history: every generated hit has a status class and a response time
+    assert first["timed"] == first["product"] == sum(first["statuses"]) > 100
+    assert first["statuses"][1] > 0  # some product pages answered 4xx
     output = manage(tmp_path, url, "demo", "--no-serve")
     second = shell(tmp_path, url, SNAPSHOT)
     assert second["until"] >= first["until"]

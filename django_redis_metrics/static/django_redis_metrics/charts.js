@@ -89,24 +89,52 @@
     return axis;
   }
 
+  /* Counts are drawn as whole numbers; measures (a statistic's ms, a gauge) with their unit. */
+  var measures = new Intl.NumberFormat(document.documentElement.lang || undefined, { maximumFractionDigits: 2 });
+  function formatter(payload) {
+    if (payload.integer !== false) { return count; }
+    return function (value) {
+      return value == null ? "–" : measures.format(value) + (payload.unit ? " " + payload.unit : "");
+    };
+  }
+
   function options(figure, width) {
     var payload = figure._payload;
+    var format = formatter(payload);
     var series = [{
       label: payload.period ? payload.period : "time",
       value: function (u, v, si, idx) { return lastLabel(figure._payload, idx); }
     }];
+    var edges = {};
     payload.series.forEach(function (s, i) {
+      if (s.band) { edges[s.band] = i + 1; }
       series.push({
         label: s.label,
         stroke: s.compare ? function () { return colour("compare"); } : function () { return colour("line"); },
-        fill: s.compare ? undefined : fill("line", 0.12),
-        width: s.compare ? 1.5 : 2,
+        fill: s.compare || s.band || payload.series.some(function (o) { return o.band; }) ? undefined : fill("line", 0.12),
+        width: s.band ? 0.5 : s.compare ? 1.5 : 2,
         dash: s.compare ? [6, 4] : undefined,
         spanGaps: false,
-        points: { show: true, size: 4 },
-        value: function (u, v) { return count(v); }
+        points: { show: !s.band, size: 4 },
+        value: function (u, v) { return format(v); }
       });
     });
+    /* A band (p50–p95, min–max) filled between its two edge series, behind the line. */
+    var bands = edges.high && edges.low ? [{ series: [edges.high, edges.low], fill: fill("line", 0.18) }] : [];
+    var yRange = payload.integer !== false
+      ? function (u, min, max) { return [0, Math.max(4, Math.ceil((max || 0) * 1.1))]; }
+      : function (u, min, max) {
+        var low = Math.min(0, min || 0), high = max == null ? 1 : max;
+        return [low, high > low ? high + (high - low) * 0.1 : low + 1];
+      };
+    var yAxis = {
+      stroke: function () { return colour("text"); },
+      grid: { stroke: function () { return colour("grid"); }, width: 1 },
+      ticks: { stroke: function () { return colour("grid"); } },
+      values: function (u, splits) { return splits.map(payload.integer !== false ? count : function (v) { return measures.format(v); }); },
+      size: 60
+    };
+    if (payload.integer !== false) { yAxis.incrs = COUNT_STEPS; }
     return {
       width: width,
       height: Number(figure.dataset.height || 260),
@@ -114,19 +142,10 @@
       tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), figure._payload.tz); },
       scales: {
         x: { time: !payload.period },
-        y: { range: function (u, min, max) { return [0, Math.max(4, Math.ceil((max || 0) * 1.1))]; } }
+        y: { range: yRange }
       },
-      axes: [
-        xAxis(figure),
-        {
-          stroke: function () { return colour("text"); },
-          grid: { stroke: function () { return colour("grid"); }, width: 1 },
-          ticks: { stroke: function () { return colour("grid"); } },
-          incrs: COUNT_STEPS,
-          values: function (u, splits) { return splits.map(count); },
-          size: 60
-        }
-      ],
+      axes: [xAxis(figure), yAxis],
+      bands: bands,
       cursor: { drag: { x: true, y: false, setScale: true }, points: { size: 7 } },
       legend: { live: true },
       series: series,
@@ -170,9 +189,10 @@
     figure.dataset.last = payload.x.length ? String(payload.x[payload.x.length - 1]) : "";
     figure.dataset.partial = payload.partial ? "true" : "false";
     figure.dataset.series = String(payload.series.length);
+    figure.dataset.band = payload.series.some(function (s) { return s.band; }) ? "true" : "false";
     figure.dataset.tz = payload.tz;
     var totalNode = figure.querySelector("[data-drm-total]");
-    if (totalNode) { totalNode.textContent = count(total); }
+    if (totalNode) { totalNode.textContent = formatter(payload)(total); }
     var zoneNode = figure.querySelector("[data-drm-zone]");
     if (zoneNode) { zoneNode.textContent = payload.tz_label; }
   }

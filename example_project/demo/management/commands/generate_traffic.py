@@ -20,7 +20,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from django_redis_metrics import Batch, Counter, EventSeries, UniqueBitmap
+from django_redis_metrics import Batch, Counter, EventSeries, Statistic, UniqueBitmap
 from django_redis_metrics.conf import conf
 from django_redis_metrics.decorators import USER_FIELD, VIEW_FIELD
 
@@ -32,7 +32,9 @@ from ...traffic import (
     mark_written,
     pick_country,
     pick_file,
+    pick_latency,
     pick_product,
+    pick_status_class,
     written_until,
 )
 
@@ -70,9 +72,29 @@ class Command(BaseCommand):
             Counter(template.replace("{view}", view)).incr_many((m, 1) for m in moments)
             if view == "signup":  # every sign-up request is counted by @count(signups)
                 Counter("signups").incr_many((m, 1) for m in moments)
+            self.health(rng, view, moments)
         if conf.HITS_COUNTER:
             Counter(conf.HITS_COUNTER).incr_many(site)
         self.stdout.write(f"hits: {len(site)} page views over {len(VIEW_RATES)} views")
+
+    def health(self, rng: random.Random, view: str, moments: list[float]) -> None:
+        """What the middleware records beside each hit: the status class (``VIEW_STATUS``) and
+        the response time (``VIEW_TIMER``), so the Views page has a history."""
+        if conf.VIEW_STATUS:
+            classes: dict[str, list[tuple[float, int]]] = {}
+            for moment in moments:
+                classes.setdefault(pick_status_class(rng, view), []).append((moment, 1))
+            for cls, hits in classes.items():
+                name = conf.VIEW_STATUS.replace("{view}", view).replace("{class}", cls)
+                Counter(name).incr_many(hits)
+        if conf.VIEW_TIMER:
+            timer = Statistic(conf.VIEW_TIMER.replace("{view}", view))
+            batch = Batch()
+            for moment in moments:
+                timer.record(pick_latency(rng, view), when=moment, batch=batch)
+                if len(batch.calls) >= 500:
+                    batch.execute()
+            batch.execute()
 
     def events(self, rng: random.Random, start: float, end: float, users: int) -> None:
         """Orders and downloads with the fields ``@track_event`` gives live ones: the view's

@@ -1,0 +1,129 @@
+"""What the Statistic and Gauge pages share: finding the metric, its chosen precision and
+range, and a chart of a line with a band behind it (mean with p50-p95, last with min-max)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from django.http import Http404, HttpRequest, QueryDict
+
+from ..core.connection import get_redis_connection
+from ..core.sliced import SlicedMetric
+from ..core.timeutil import slice_start
+from . import charts, export, labels
+from .charts import Chart, Series, Span
+from .common import label, refresh_seconds, with_query
+from .controls import range_form
+
+M = TypeVar("M", bound=SlicedMetric)
+#: Points drawn by default (fewer if the metric keeps fewer slices).
+CHART_POINTS = 120
+
+
+def get_metric(model: type[M], name: str) -> M:
+    try:
+        return model.objects.get(name)  # type: ignore[attr-defined,no-any-return]
+    except LookupError as exc:
+        raise Http404(str(exc)) from exc
+
+
+def default_precision(metric: SlicedMetric) -> int:
+    """The finest precision of at least a minute (else the coarsest one)."""
+    coarse = [p for p in metric.precisions if p >= 60]
+    return min(coarse) if coarse else max(metric.precisions)
+
+
+def chosen_precision(request: HttpRequest, metric: SlicedMetric) -> int:
+    raw = request.GET.get("precision")
+    if raw is None:
+        return default_precision(metric)
+    try:
+        precision = int(raw)
+    except ValueError as exc:
+        raise Http404("precision must be a number of seconds.") from exc
+    if precision not in metric.precisions:
+        raise Http404(f"{metric.LABEL.capitalize()} {metric.name!r} has no precision {precision}.")
+    return precision
+
+
+def kept_since(metric: SlicedMetric, precision: int, now: float) -> int:
+    """The start of the oldest slice of ``precision`` the metric keeps."""
+    return slice_start(now, precision) - (metric.samples - 1) * precision
+
+
+def read_span(
+    metric: SlicedMetric, precision: int, params: QueryDict, now: float
+) -> tuple[Span, list[Any]]:
+    """The slices of the chosen range (``?start=&end=``, else the newest) and their stored
+    texts (``None`` for an empty slice): one round trip."""
+    oldest = kept_since(metric, precision, now)
+    span = charts.chosen_span(params, precision, now, oldest, min(CHART_POINTS, metric.samples))
+    pipe = get_redis_connection().pipeline(transaction=False)
+    pipe.hmget(metric.key(precision), span.starts)
+    return span, list(pipe.execute()[0])
+
+
+def band_chart(
+    metric: SlicedMetric,
+    kind: str,
+    span: Span,
+    lines: Sequence[tuple[str, Sequence[float | None], str | None]],
+    unit: str = "",
+) -> Chart:
+    """A chart of ``lines`` (``(label, values, band edge)``, the first the main line) over
+    ``span``'s slices, in the site's zone (UTC for whole-day slices)."""
+    zone = labels.chart_zone(span.step)
+    return Chart(
+        name=metric.name,
+        kind=kind,
+        caption=f"{metric.name}, {lines[0][0]} {labels.rate(span.step)}",
+        x=span.starts,
+        labels=[labels.instant_label(start, span.step, zone) for start in span.starts],
+        series=[Series(text, list(values), band=band) for text, values, band in lines],
+        step=span.step,
+        partial=span.live,
+        refresh=refresh_seconds(span.step) if span.live else None,
+        notes=list(span.notes),
+        zone=zone,
+        integer=False,
+        unit=unit,
+    )
+
+
+def chart_context(
+    request: HttpRequest,
+    context: dict[str, Any],
+    metric: SlicedMetric,
+    precision: int,
+    chart: Chart,
+    now: float,
+) -> dict[str, Any]:
+    """What a chart page's template needs besides its own figures: links to each precision,
+    the range form and the export links, all keeping the chosen range."""
+    urls = context["metrics_urls"]
+    kept = {
+        key: value for key, value in charts.range_query(request.GET).items() if key != "compare"
+    }
+    query = {"name": metric.name, "precision": precision, **kept}
+    return {
+        "data_url": with_query(urls["data"], **query),
+        "export_urls": export.links(urls["data"], query),
+        "precision_links": [
+            (p, label(p), with_query(urls["chart"], name=metric.name, precision=p, **kept))
+            for p in metric.precisions
+        ],
+        "range_form": range_form(
+            request,
+            {"name": metric.name, "precision": precision},
+            kept_since(metric, precision, now),
+            now,
+            precision,
+        ),
+        "metric_name": metric.name,
+        "metric": metric,
+        "precision": precision,
+        "precision_label": label(precision),
+        "chart": chart,
+        "payload": chart.payload(now),
+    }
