@@ -1,7 +1,8 @@
 """What a request records, collected off Redis, and merged into one batch for many requests.
 
 Hits on the same counter in the same second are summed into one increment; a user marked twice
-in the same local hour is marked once; values of one statistic are recorded as they came. A
+in the same local hour is marked once; the values of one statistic in the same second go in one
+script call. A
 metric is given by name (configured by the settings' defaults) or as a declared
 ``Counter``/``UniqueBitmap``/``Statistic``, whose precisions or periods are used.
 """
@@ -71,7 +72,7 @@ def _local_hour(when: float, zone: Any) -> int:
 
 def build_batch(submissions: list[Submission]) -> Batch:
     """One batch for many submissions: hits summed per (counter, second), marks deduplicated
-    per (bitmap, user, local hour).
+    per (bitmap, user, local hour), a statistic's values joined per second.
 
     A Redis error while preparing (a first-seen str user id on Redis Cluster is mapped first)
     propagates: the sender keeps the writes for later. Any other error drops only that write
@@ -92,9 +93,13 @@ def build_batch(submissions: list[Submission]) -> Batch:
         writes.append((_name(counter), _incr(counter, count, second)))
     for (_bitmap, user_id, _hour), (bitmap, when) in marks.items():
         writes.append((_name(bitmap), _mark(bitmap, user_id, when)))
+    records: dict[tuple[str | int, int], tuple[str | Statistic, float, list[float]]] = {}
     for item in submissions:
         for statistic, value, when in item.writes.records:
-            writes.append((_name(statistic), _record(statistic, value, when)))
+            key = (_merge_key(statistic), int(when))
+            records.setdefault(key, (statistic, when, []))[2].append(value)
+    for statistic, when, values in records.values():
+        writes.append((_name(statistic), _record(statistic, values, when)))
     for item in submissions:
         writes += item.writes.deferred
     for label, write in writes:
@@ -128,6 +133,10 @@ def _mark(bitmap: str | UniqueBitmap, user_id: Any, when: float) -> Deferred:
     return lambda batch: metric.mark(user_id, when=when, batch=batch)
 
 
-def _record(statistic: str | Statistic, value: float, when: float) -> Deferred:
+def _record(statistic: str | Statistic, values: list[float], when: float) -> Deferred:
     metric = Statistic(statistic) if isinstance(statistic, str) else statistic
-    return lambda batch: metric.record(value, when=when, batch=batch)
+
+    def write(batch: Batch) -> None:
+        metric.record_many(values, when=when, batch=batch)
+
+    return write

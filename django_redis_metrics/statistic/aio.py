@@ -29,7 +29,7 @@ class StatisticAsync(AsyncMetric):
         this = cast("Statistic", self)
         number, timestamp = measure(value), to_timestamp(when)
         client = get_async_connection()
-        await arun_calls(client, [this._record_call(number, timestamp, client)])
+        await arun_calls(client, [this._record_call([number], timestamp, client)])
 
     @asynccontextmanager
     async def atime(self) -> AsyncIterator[None]:

@@ -11,14 +11,14 @@ enforces the retention, as counters do: no cleaner needed.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
 from functools import partial
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
-from ..core.batch import Batch, ScriptCall
+from ..core.batch import Batch, ScriptCall, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.keys import to_str
 from ..core.scripts import ScriptLibrary
@@ -53,6 +53,8 @@ class Statistic(StatisticAsync, SlicedMetric):
     SAMPLES_SETTING: ClassVar[str] = "STATISTIC_SAMPLES"
     objects: ClassVar[catalogue.MetricManager[Statistic]] = catalogue.MetricManager()
 
+    #: Most values one script call of ``record_many`` adds (each is parsed in the script).
+    MAX_VALUES_PER_CALL: ClassVar[int] = 1000
     #: Most histogram buckets a slice keeps (eight per doubling: 96 span a factor of 4096, say
     #: 1 ms to 4 s, at full accuracy). Past it the two lowest buckets are merged: quantiles
     #: falling in the merged ones lose their error bound, the higher ones keep it. A slice
@@ -88,12 +90,38 @@ class Statistic(StatisticAsync, SlicedMetric):
                 lambda later: self.record(number, timestamp, batch=later),
             )
             return
-        self._send(partial(self._record_call, number, timestamp), batch)
+        self._send(partial(self._record_call, [number], timestamp), batch)
 
-    def _record_call(self, number: float, timestamp: float, client: AnyRedisClient) -> ScriptCall:
-        """The script call of ``record`` (``number`` and ``timestamp`` already checked)."""
-        bucket = histogram.bucket(number)
-        args: list[str | int] = [self.MAX_BUCKETS, repr(number), bucket, repr(timestamp)]
+    def record_many(
+        self, values: Iterable[float | Decimal], when: When = None, *, batch: Batch | None = None
+    ) -> int:
+        """Add several values measured at the same ``when``: every value is checked first,
+        then they go in script calls of at most ``MAX_VALUES_PER_CALL`` values, each atomic
+        (the request sender merges the response times of one view and second this way).
+        Returns the number of calls."""
+        numbers = [measure(value) for value in values]
+        timestamp = to_timestamp(when)
+        chunks = [
+            numbers[i : i + self.MAX_VALUES_PER_CALL]
+            for i in range(0, len(numbers), self.MAX_VALUES_PER_CALL)
+        ]
+        client = get_redis_connection()
+        calls = [self._record_call(chunk, timestamp, client) for chunk in chunks]
+        if batch is not None:
+            for call in calls:
+                batch.add(call)
+        elif calls:
+            run_calls(client, calls)
+        return len(calls)
+
+    def _record_call(
+        self, numbers: Sequence[float], timestamp: float, client: AnyRedisClient
+    ) -> ScriptCall:
+        """The script call adding ``numbers`` (already checked) at ``timestamp``."""
+        args: list[str | int] = [self.MAX_BUCKETS, len(numbers)]
+        for number in numbers:
+            args += [repr(number), histogram.bucket(number)]
+        args.append(repr(timestamp))
         return self._call(script("statistic_record"), args, timestamp, client)
 
     @contextmanager

@@ -16,7 +16,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from django_redis_metrics import Counter, EventSeries, UniqueBitmap
+from django_redis_metrics import Counter, EventSeries, Statistic, UniqueBitmap
 from django_redis_metrics.bitmaps import ids as bitmap_ids
 from django_redis_metrics.core import connection
 from django_redis_metrics.core.batch import Batch, ScriptCall, is_outage
@@ -436,3 +436,28 @@ def test_one_declared_counter_still_merges_with_itself(single: Any, fresh_state:
     assert len(batch.calls) == 2
     batch.execute()
     assert declared.total() == 3
+
+
+def test_response_times_of_one_view_and_second_go_in_one_call(
+    single: Any, fresh_state: None
+) -> None:
+    """The sender joins a statistic's values per second: one script call, the same summary."""
+    moment = time.time() - 30
+    submissions = []
+    for value in (12.5, 30.0, 7.25, 99.0):
+        writes = Writes()
+        writes.record("latency:home", value, moment)
+        writes.record("latency:shop", value * 2, moment)
+        submissions.append(Submission(writes, int(moment)))
+    later = Writes()
+    later.record("latency:home", 1.0, moment + 1)
+    submissions.append(Submission(later, int(moment) + 1))
+    batch = build_batch(submissions)
+    assert len(batch.calls) == 3  # home this second, shop this second, home the next
+    batch.execute()
+    home = Statistic("latency:home").summary(60, when=moment)
+    if int(moment) // 60 == int(moment + 1) // 60:
+        assert (home["count"], home["sum"], home["min"], home["max"]) == (5, 149.75, 1.0, 99.0)
+    assert Statistic("latency:home").totals() == {"count": 5, "sum": 149.75}
+    shop = Statistic("latency:shop").summary(60, when=moment)
+    assert (shop["count"], shop["sum"], shop["max"]) == (4, 297.5, 198.0)

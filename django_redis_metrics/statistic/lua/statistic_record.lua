@@ -1,4 +1,4 @@
--- Record one value into a statistic's slice at every precision (Redis in Action 5.2.2, with a
+-- Record values into a statistic's slice at every precision (Redis in Action 5.2.2, with a
 -- log-scale histogram per slice for quantiles), enforce each precision's retention, remember
 -- the statistic's configuration, list it.
 -- KEYS[1]          the meta hash: 'n' and 's' the lifetime count and sum of the values,
@@ -12,23 +12,24 @@
 -- ARGV[3]          1 when the catalogue key is given, else 0
 -- ARGV[4]          how many seconds a slice may start after the Redis clock (later: refused)
 -- ARGV[5]          most histogram buckets a slice keeps
--- ARGV[6]          the value (a finite number, as text)
--- ARGV[7]          the value's histogram bucket (an integer; the caller computes it)
--- ARGV[8]          the time of the value (seconds; later than ARGV[4] past the clock: refused)
--- ARGV[9..]        per precision: precision, slice start
+-- ARGV[6]          k, the number of values (all in the same slices)
+-- ARGV[7..6+2k]    per value: the value (a finite number, as text) and its histogram bucket
+--                  (an integer; the caller computes it)
+-- ARGV[7+2k]       the time of the values (seconds; later than ARGV[4] past the clock: refused)
+-- ARGV[8+2k..]     per precision: precision, slice start
 -- A slice is one field, text: 'count,sum,m2,min,max,buckets' followed by ';bucket:count' for
 -- each histogram bucket holding values. m2 is the sum of squared deviations from the mean,
 -- updated as Welford does (the plain sum of squares loses every digit when values are large
 -- and close). Past ARGV[5] buckets, the two lowest are merged (the low quantiles lose their
 -- bound, the high ones keep it).
 -- Returns 1 while the statistic is not known to be listed in the catalogue, else 0.
-local FIRST = 9
+local values = tonumber(ARGV[6])
+local TIME = 7 + 2 * values
+local FIRST = TIME + 1
 local samples = tonumber(ARGV[2])
 local has_catalogue = tonumber(ARGV[3]) == 1
 local ahead = tonumber(ARGV[4])
 local max_buckets = tonumber(ARGV[5])
-local value = tonumber(ARGV[6])
-local bucket = ARGV[7]
 local name = ARGV[1]
 local catalogue = has_catalogue and KEYS[#KEYS] or nil
 
@@ -47,12 +48,14 @@ local function collapse(rest)
     return table.concat(parts)
 end
 
--- The slice `blob` (nil: a new slice) with the value added; nil if `blob` is no slice. Min and
--- max keep the text they were given (the caller's exact repr), so only sum and m2 are formatted.
-local function add(blob)
+-- The slice `blob` (nil: a new slice) with the value `text` (in `bucket`) added; nil if
+-- `blob` is no slice. Min and max keep the text they were given (the caller's exact repr), so
+-- only sum and m2 are formatted.
+local function add_one(blob, text, bucket)
     if not blob then
-        return ('1,' .. ARGV[6] .. ',0,' .. ARGV[6] .. ',' .. ARGV[6] .. ',1;' .. bucket .. ':1')
+        return ('1,' .. text .. ',0,' .. text .. ',' .. text .. ',1;' .. bucket .. ':1')
     end
+    local value = tonumber(text)
     local c, s, m2, lo, hi, nb, pos = blob:match('^(%d+),([^,]+),([^,]+),([^,]+),([^,]+),(%d+)()')
     if not pos then
         return nil
@@ -63,10 +66,10 @@ local function add(blob)
     s = s + value
     m2 = m2 + (value - mean) * (value - s / c)
     if value < tonumber(lo) then
-        lo = ARGV[6]
+        lo = text
     end
     if value > tonumber(hi) then
-        hi = ARGV[6]
+        hi = text
     end
     local tag = ';' .. bucket .. ':'
     local _, j = blob:find(tag, pos, true)
@@ -83,6 +86,17 @@ local function add(blob)
         end
     end
     return string.format('%d,%.17g,%.17g,', c, s, m2) .. lo .. ',' .. hi .. ',' .. nb .. rest
+end
+
+-- The slice `blob` (nil: a new slice) with every value added; nil if `blob` is no slice.
+local function add(blob)
+    for v = 7, TIME - 1, 2 do
+        blob = add_one(blob, ARGV[v], ARGV[v + 1])
+        if not blob then
+            return nil
+        end
+    end
+    return blob
 end
 
 -- Read every slice first: keys of another type fail here (WRONGTYPE), before any write.
@@ -112,7 +126,7 @@ end
 local changed, expire, meta_expiry = {}, {}, nil
 if #fresh > 0 then
     local now, now_ms = server_clock()
-    local refusal = ahead_refusal('statistic ' .. name, ARGV[8], now, ahead)
+    local refusal = ahead_refusal('statistic ' .. name, ARGV[TIME], now, ahead)
     if refusal then
         return refusal
     end
@@ -124,6 +138,14 @@ for _, slice in ipairs(slices) do
     end
 end
 -- Lifetime totals, apart from the slices (what a Prometheus summary's _count and _sum are).
-redis.call('HINCRBY', KEYS[1], 'n', 1)
-redis.call('HINCRBYFLOAT', KEYS[1], 's', ARGV[6])
+local total = ARGV[7]  -- one value: its exact text
+if values > 1 then
+    local sum = 0
+    for v = 7, TIME - 1, 2 do
+        sum = sum + tonumber(ARGV[v])
+    end
+    total = string.format('%.17g', sum)
+end
+redis.call('HINCRBY', KEYS[1], 'n', values)
+redis.call('HINCRBYFLOAT', KEYS[1], 's', total)
 return finish_write(KEYS[1], changed, expire, meta_expiry, listed, catalogue, name)
