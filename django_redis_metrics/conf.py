@@ -7,6 +7,7 @@ fixture take effect immediately.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -88,6 +89,22 @@ DEFAULTS: dict[str, Any] = {
     "ADMIN_PAGE_SIZE": 100,
     "DASHBOARD": DEFAULT_DASHBOARD,
 }
+
+
+@lru_cache(maxsize=64)
+def _default_exclude_paths(script_prefix: str, *urls: str) -> tuple[str, ...]:
+    """``EXCLUDE_PATHS``'s default for these ``STATIC_URL`` and ``MEDIA_URL`` under
+    ``script_prefix`` ("/sub/" when the site is served under a sub-path)."""
+    found = []
+    for url in urls:
+        # Django puts the script prefix in front of a relative STATIC_URL; paths are
+        # compared with request.path_info, which does not hold it.
+        if script_prefix != "/" and url.startswith(script_prefix):
+            url = url[len(script_prefix) - 1 :]
+        # An unset MEDIA_URL reads as "/" (Django adds the script prefix): never exclude all.
+        if url.strip("/") and "://" not in url:
+            found.append("/" + url.lstrip("/"))
+    return (*found, *DEFAULT_EXCLUDE_PATHS)
 
 
 class Settings:
@@ -244,18 +261,8 @@ class Settings:
             return tuple(str(item) for item in value)
         from django.urls import get_script_prefix
 
-        script_prefix = get_script_prefix()  # "/sub/" when served under a sub-path
-        found = []
-        for name in ("STATIC_URL", "MEDIA_URL"):
-            url = str(getattr(settings, name, None) or "")
-            # Django puts the script prefix in front of a relative STATIC_URL; paths are
-            # compared with request.path_info, which does not hold it.
-            if script_prefix != "/" and url.startswith(script_prefix):
-                url = url[len(script_prefix) - 1 :]
-            # An unset MEDIA_URL reads as "/" (Django adds the script prefix): never exclude all.
-            if url.strip("/") and "://" not in url:
-                found.append("/" + url.lstrip("/"))
-        return (*found, *DEFAULT_EXCLUDE_PATHS)
+        urls = (getattr(settings, "STATIC_URL", None), getattr(settings, "MEDIA_URL", None))
+        return _default_exclude_paths(get_script_prefix(), *(str(url or "") for url in urls))
 
     @property
     def FAIL_OPEN_TIMEOUT(self) -> float:

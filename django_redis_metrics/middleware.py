@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
@@ -88,9 +89,15 @@ def view_name(request: HttpRequest) -> str | None:
 
 def is_excluded(request: HttpRequest, view: str | None) -> bool:
     path = request.path_info  # without the script prefix, like conf.EXCLUDE_PATHS
-    if any(path.startswith(prefix) for prefix in conf.EXCLUDE_PATHS):
+    if path.startswith(conf.EXCLUDE_PATHS):
         return True
-    return view is not None and any(fnmatchcase(view, p) for p in conf.EXCLUDE_VIEWS)
+    return view is not None and _view_excluded(view, conf.EXCLUDE_VIEWS)
+
+
+@lru_cache(maxsize=4096)
+def _view_excluded(view: str, patterns: tuple[str, ...]) -> bool:
+    """Whether ``view`` matches one of ``patterns`` (remembered: view names are few)."""
+    return any(fnmatchcase(view, pattern) for pattern in patterns)
 
 
 def view_label(view: str | None) -> str:
@@ -106,11 +113,17 @@ def view_label(view: str | None) -> str:
 def metric_name(template: str, label: str, status_class: str = "") -> str:
     """``template`` filled in for one view; a view name that cannot name a metric folds into
     ``OTHER_VIEW``."""
+    return _filled(template, label, status_class, conf.OTHER_VIEW)
+
+
+@lru_cache(maxsize=8192)
+def _filled(template: str, label: str, status_class: str, other: str) -> str:
+    """``metric_name``, remembered: labels are bounded (resolved view names, capped)."""
     name = template.replace("{class}", status_class)
     try:
         return validate_name(name.replace("{view}", label))
     except (TypeError, ValueError):
-        return name.replace("{view}", conf.OTHER_VIEW)
+        return name.replace("{view}", other)
 
 
 def status_class(status: int) -> str:
