@@ -12,29 +12,17 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from ..conf import conf
-from ..core.periods import Period, period_class
-from ..core.retention import period_retention
-from ..core.validation import integer
+from ..core.periods import Period
+from ..core.retention import MAX_PERIODS_KEPT, period_retention, validate_periods_kept
 
-#: Most periods of each kind kept: about 100 years of each.
-MAX_KEEP: dict[str, int] = {"hour": 876_600, "day": 36_525, "week": 5_218, "month": 1_200}
+#: Most periods of each kind kept: about 100 years of each (the bound every metric kept per
+#: calendar period shares).
+MAX_KEEP: dict[str, int] = MAX_PERIODS_KEPT
 
 
 def validate_retention(value: object) -> dict[str, int]:
     """``BITMAP_RETENTION``: period name -> number of periods kept, ``[1, MAX_KEEP]``."""
-    if not isinstance(value, dict):
-        raise TypeError(f"must be a dict of period name -> periods kept, not {value!r}.")
-    kept: dict[str, int] = {}
-    for name, keep in value.items():
-        period_class(name)
-        number = integer(keep, f"the number of {name} periods kept", minimum=1)
-        if number > MAX_KEEP[name]:
-            raise ValueError(
-                f"the number of {name} periods kept must be at most {MAX_KEEP[name]} "
-                f"(about 100 years), not {number}."
-            )
-        kept[str(name)] = number
-    return kept
+    return validate_periods_kept(value)
 
 
 @lru_cache(maxsize=64)

@@ -104,39 +104,20 @@ local listed = redis.call('HEXISTS', KEYS[1], 'listed') == 1
 if not listed and catalogue then
     redis.call('ZSCORE', catalogue, name)
 end
-local slices, fresh = {}, {}
-for i = 2, #KEYS - (has_catalogue and 1 or 0) do
-    local at = FIRST + 2 * (i - 2)
-    local slice = {key = KEYS[i], p = ARGV[at], start = ARGV[at + 1], kept = true}
-    local blob = redis.call('HGET', slice.key, slice.start)
-    slice.blob = add(blob or nil)
-    if not slice.blob then
-        return redis.error_reply('DRM_REFUSED statistic ' .. name .. ' slice ' .. slice.start
-            .. ' holds something else than a statistic; nothing was written')
-    end
-    slices[#slices + 1] = slice
-    if not blob then
-        fresh[#fresh + 1] = slice
-    end
-end
-
 --#include lib/clock.lua
 --#include lib/slices.lua
 --#include lib/slice_window.lua
-local changed, expire, meta_expiry = {}, {}, nil
-if #fresh > 0 then
-    local now, now_ms = server_clock()
-    local refusal = ahead_refusal('statistic ' .. name, ARGV[TIME], now, ahead)
-    if refusal then
-        return refusal
-    end
-    changed, expire, meta_expiry = slice_window(KEYS[1], fresh, samples, ahead, now, now_ms)
+local last_key = #KEYS - (has_catalogue and 1 or 0)
+local slices, fresh = read_slices(FIRST, last_key, add, 'statistic', name)
+if not slices then
+    return fresh  -- the refusal
 end
-for _, slice in ipairs(slices) do
-    if slice.kept then
-        redis.call('HSET', slice.key, slice.start, slice.blob)
-    end
+local window, refusal =
+    write_slices(KEYS[1], slices, fresh, samples, ahead, 'statistic', name, ARGV[TIME])
+if not window then
+    return refusal
 end
+local changed, expire, meta_expiry = window[1], window[2], window[3]
 -- Lifetime totals, apart from the slices (what a Prometheus summary's _count and _sum are).
 local total = ARGV[7]  -- one value: its exact text
 if values > 1 then

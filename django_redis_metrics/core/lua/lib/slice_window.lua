@@ -77,3 +77,49 @@ local function finish_write(meta_key, changed, expire, meta_expiry, listed, cata
     end
     return (listed or catalogue) and 0 or 1
 end
+
+-- Every precision's slice read and passed through `add(blob or nil)` (the slice with this
+-- write's values added, nil if the field holds something else): KEYS[2..last_key] the hashes,
+-- ARGV[first..] their (precision, slice start) pairs. Returns the slices ({key, p, start,
+-- blob, kept}) and those of them this write creates; or nil and the refusal of a slice that
+-- holds something else than a `what` (nothing is written before).
+local function read_slices(first, last_key, add, what, name)
+    local slices, fresh = {}, {}
+    for i = 2, last_key do
+        local at = first + 2 * (i - 2)
+        local slice = {key = KEYS[i], p = ARGV[at], start = ARGV[at + 1], kept = true}
+        local blob = redis.call('HGET', slice.key, slice.start)
+        slice.blob = add(blob or nil)
+        if not slice.blob then
+            return nil, redis.error_reply('DRM_REFUSED ' .. what .. ' ' .. name .. ' slice '
+                .. slice.start .. ' holds something else than a ' .. what
+                .. '; nothing was written')
+        end
+        slices[#slices + 1] = slice
+        if not blob then
+            fresh[#fresh + 1] = slice
+        end
+    end
+    return slices, fresh
+end
+
+-- Writes the slices read by read_slices, keeping the retention window when some are new (a
+-- write stamped `stamp`, more than `ahead` seconds past the Redis clock, is refused first).
+-- Returns {changed, expire, meta_expiry} for finish_write, or nil and the refusal.
+local function write_slices(meta_key, slices, fresh, samples, ahead, what, name, stamp)
+    local changed, expire, meta_expiry = {}, {}, nil
+    if #fresh > 0 then
+        local now, now_ms = server_clock()
+        local refusal = ahead_refusal(what .. ' ' .. name, stamp, now, ahead)
+        if refusal then
+            return nil, refusal
+        end
+        changed, expire, meta_expiry = slice_window(meta_key, fresh, samples, ahead, now, now_ms)
+    end
+    for _, slice in ipairs(slices) do
+        if slice.kept then
+            redis.call('HSET', slice.key, slice.start, slice.blob)
+        end
+    end
+    return {changed, expire, meta_expiry}
+end
