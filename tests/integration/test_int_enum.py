@@ -19,10 +19,11 @@ pytestmark = pytest.mark.django_db
 
 def test_the_models_take_int_subclasses(backend: Any) -> None:
     counter = Counter("enum", precisions=[Level.GOLD, 60], samples=Plan.PRO)
-    counter.incr(Level.GOLD)
-    counter.incr_many([(time.time(), Plan.PRO)])
+    now = time.time()  # both writes in the same slices, whatever the clock does meanwhile
+    counter.incr(Level.GOLD, when=now)
+    counter.incr_many([(now, Plan.PRO)])
     assert counter.total(60) == 8
-    assert len(counter.recent(Level.GOLD, Plan.PRO)) == 5
+    assert len(counter.recent(Level.GOLD, Plan.PRO, until=now)) == 5
     assert counter.series(Level.GOLD)[-1][1] == 8
     series = EventSeries("enum", index=["mode"], retention=Plan.PRO * 3600, max_values=Level.GOLD)
     series.record(mode=Mode.FAST, level=Level.GOLD)
