@@ -110,10 +110,20 @@ def _default_exclude_paths(script_prefix: str, *urls: str) -> tuple[str, ...]:
 class Settings:
     """Typed, always-fresh view of ``DJANGO_REDIS_METRICS``."""
 
+    def __init__(self, fixed: Mapping[str, Any] | None = None) -> None:
+        self._fixed = fixed
+
     @property
     def raw(self) -> Mapping[str, Any]:
+        if self._fixed is not None:
+            return self._fixed
         value = getattr(settings, SETTING_NAME, {})
         return value if isinstance(value, Mapping) else {}
+
+    def snapshot(self) -> Settings:
+        """The same typed view over the setting as it is now, read once: for code that reads
+        several keys in one go (the middleware, once per request)."""
+        return Settings(self.raw)
 
     def current(self) -> dict[str, Any]:
         """Every setting at once (defaults filled in), for code that needs several together."""

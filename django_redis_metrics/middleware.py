@@ -39,7 +39,7 @@ from typing import Any
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponseBase
 
-from .conf import conf
+from .conf import Settings, conf
 from .core.keys import validate_name
 from .sending import sender
 from .sending.requests import attach_writes, loaded_user_id
@@ -87,11 +87,11 @@ def view_name(request: HttpRequest) -> str | None:
     return match.view_name or None
 
 
-def is_excluded(request: HttpRequest, view: str | None) -> bool:
+def is_excluded(request: HttpRequest, view: str | None, options: Settings = conf) -> bool:
     path = request.path_info  # without the script prefix, like conf.EXCLUDE_PATHS
-    if path.startswith(conf.EXCLUDE_PATHS):
+    if path.startswith(options.EXCLUDE_PATHS):
         return True
-    return view is not None and _view_excluded(view, conf.EXCLUDE_VIEWS)
+    return view is not None and _view_excluded(view, options.EXCLUDE_VIEWS)
 
 
 @lru_cache(maxsize=4096)
@@ -100,20 +100,20 @@ def _view_excluded(view: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatchcase(view, pattern) for pattern in patterns)
 
 
-def view_label(view: str | None) -> str:
+def view_label(view: str | None, options: Settings = conf) -> str:
     """The ``{view}`` of a request's metrics: its resolved name, bounded (requests that resolve
     to no view fold into ``UNRESOLVED_VIEW``, views past the cap into ``OTHER_VIEW``)."""
     if view is None:
-        return conf.UNRESOLVED_VIEW
-    if not view_names.admit(view, conf.MAX_VIEW_COUNTERS):
-        return conf.OTHER_VIEW
+        return options.UNRESOLVED_VIEW
+    if not view_names.admit(view, options.MAX_VIEW_COUNTERS):
+        return options.OTHER_VIEW
     return view
 
 
-def metric_name(template: str, label: str, status_class: str = "") -> str:
+def metric_name(template: str, label: str, status_class: str = "", options: Settings = conf) -> str:
     """``template`` filled in for one view; a view name that cannot name a metric folds into
     ``OTHER_VIEW``."""
-    return _filled(template, label, status_class, conf.OTHER_VIEW)
+    return _filled(template, label, status_class, options.OTHER_VIEW)
 
 
 @lru_cache(maxsize=8192)
@@ -141,22 +141,24 @@ def queue_request_writes(
 ) -> None:
     """Queue what the middleware records for ``request`` (nothing if it is excluded): its hits,
     its status class, its response time and its user."""
+    options = conf.snapshot()  # the settings read once for the whole request
     view = view_name(request)
-    if is_excluded(request, view):
+    if is_excluded(request, view, options):
         return
-    hits = conf.HITS_COUNTER
+    hits = options.HITS_COUNTER
     if hits is not None:
         writes.incr(hits)
-    per_view, timer, status_template = conf.VIEW_COUNTER, conf.VIEW_TIMER, conf.VIEW_STATUS
+    per_view, timer, status_template = options.VIEW_COUNTER, options.VIEW_TIMER, options.VIEW_STATUS
     if per_view is not None or timer is not None or status_template is not None:
-        label = view_label(view)
+        label = view_label(view, options)
         if per_view is not None:
-            writes.incr(metric_name(per_view, label))
+            writes.incr(metric_name(per_view, label, options=options))
         if status_template is not None:
-            writes.incr(metric_name(status_template, label, status_class(status)))
+            cls = status_class(status)
+            writes.incr(metric_name(status_template, label, cls, options))
         if timer is not None and elapsed_ms is not None:
-            writes.record(metric_name(timer, label), elapsed_ms)
-    active = conf.ACTIVE_USERS
+            writes.record(metric_name(timer, label, options=options), elapsed_ms)
+    active = options.ACTIVE_USERS
     if active is not None and uid is not None:
         writes.mark(active, uid)
 
