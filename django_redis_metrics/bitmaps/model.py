@@ -12,16 +12,16 @@ in one slot.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
-from ..core.base import Metric
 from ..core.batch import Batch, read_with_scripts, run_calls
 from ..core.connection import AnyRedisClient, RedisClient, get_redis_connection
 from ..core.cover import NoDayKeys, cover, cover_days
-from ..core.keys import metric_key, temp_key, to_str, validate_name
+from ..core.keys import metric_key, temp_key, to_str
+from ..core.periodic import DEFAULT_PERIODS, PeriodicMetric
 from ..core.periods import (
     PERIOD_NAMES,
     Day,
@@ -29,7 +29,6 @@ from ..core.periods import (
     Period,
     Week,
     get_zone,
-    period_class,
 )
 from ..core.steps import Op, Steps, drive
 from ..core.timeutil import When, to_timestamp
@@ -41,22 +40,8 @@ from .marking import generation_ttl_ms as generation_ttl_ms  # the cleaner impor
 from .query import KIND, MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
 from .retention import retention
 
-DEFAULT_PERIODS = ("day", "week", "month")
 
-
-def validate_periods(periods: object) -> tuple[str, ...]:
-    """Known, distinct period names in canonical order (hour, day, week, month)."""
-    if isinstance(periods, str | bytes) or not isinstance(periods, Iterable):
-        raise TypeError(f"periods must be a sequence of period names, not {periods!r}.")
-    names = list(periods)
-    if not names:
-        raise ValueError("periods must name at least one period.")
-    for name in names:
-        period_class(name)
-    return tuple(p for p in PERIOD_NAMES if p in names)
-
-
-class UniqueBitmap(BitmapAsync, Metric):
+class UniqueBitmap(BitmapAsync, PeriodicMetric):
     """Unique users per hour, day, ISO week and month.
 
     >>> active = UniqueBitmap("active_users")
@@ -67,6 +52,7 @@ class UniqueBitmap(BitmapAsync, Metric):
 
     KIND: ClassVar[str] = KIND
     LABEL: ClassVar[str] = "bitmap"
+    NOUN: ClassVar[str] = "Bitmap"
     objects: ClassVar[catalogue.MetricManager[UniqueBitmap]] = catalogue.MetricManager()
 
     #: A period is cached in ranges only once it ended this long ago (seconds), so marks stamped
@@ -80,27 +66,10 @@ class UniqueBitmap(BitmapAsync, Metric):
     CALLS_PER_ROUND_TRIP: ClassVar[int] = 50
 
     def __init__(self, name: str, periods: Sequence[str] = DEFAULT_PERIODS) -> None:
-        self.name = validate_name(name, "bitmap name")
-        self.periods = validate_periods(periods)
+        super().__init__(name, periods)
         self._periods_csv = ",".join(self.periods)
 
-    @classmethod
-    def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> UniqueBitmap:
-        """A bitmap with the periods its stored meta hash names."""
-        stored = {to_str(k): to_str(v) for k, v in meta.items()}.get("periods")
-        if stored is None:
-            raise LookupError(f"Bitmap {name!r} has no stored configuration.")
-        names = [p for p in stored.split(",") if p in PERIOD_NAMES]
-        return cls(name, periods=names or DEFAULT_PERIODS)
-
-    def _describe(self) -> str:
-        return f"periods={self.periods}"
-
     # Keys
-
-    def key(self, period: Period) -> str:
-        """The bitmap of one period, e.g. ``metrics:bitmap:{active}:week:2020-W53``."""
-        return metric_key(KIND, self.name, period.name, period.suffix)
 
     def period_keys(self, periods: tuple[Period, ...]) -> list[str]:
         """The keys of ``periods`` (the prefix read once)."""
@@ -112,22 +81,6 @@ class UniqueBitmap(BitmapAsync, Metric):
         """The generation of cached unions: changed (never deleted; it expires after the cache
         TTL) by ``delete``, by the cleaner and by a mark into a period that is over."""
         return metric_key(KIND, self.name, "gen")
-
-    def index_key(self, period_name: str) -> str:
-        """The sorted set of this bitmap's periods of one kind, scored by their start."""
-        return metric_key(KIND, self.name, "index", period_name)
-
-    def _period(self, period: str | Period, when: When = None) -> Period:
-        if isinstance(period, Period):
-            chosen: Period = period
-        else:
-            chosen = period_class(period).containing(when)
-        if chosen.name not in self.periods:
-            raise ValueError(
-                f"Bitmap {self.name!r} keeps no {chosen.name} keys; "
-                f"it keeps {', '.join(self.periods)}."
-            )
-        return chosen
 
     # Writing
 

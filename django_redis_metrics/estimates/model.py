@@ -10,16 +10,15 @@ an estimate cannot say whether an item is in it nor intersect two sets.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, tzinfo
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ..core import catalogue, deferral
-from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, run_calls
 from ..core.connection import get_redis_connection
 from ..core.cover import cover_days
-from ..core.keys import catalogue_key, metric_key, to_str, validate_name
+from ..core.keys import catalogue_key, metric_key, to_str
+from ..core.periodic import PeriodicMetric
 from ..core.periods import (
     PERIOD_NAMES,
     Day,
@@ -37,7 +36,6 @@ from .items import normalize_item
 from .query import KIND, EstimateQuery, script
 from .retention import is_retained, period_bounds, retention
 
-DEFAULT_PERIODS = ("day", "week", "month")
 #: Index entries (periods) dropped per script call by ``delete`` and the cleaner.
 DROP_BATCH = 500
 
@@ -58,19 +56,7 @@ def _bounded(name: str, timestamp: float, zone: tzinfo, keep: int) -> tuple[Peri
     return found
 
 
-def validate_periods(periods: object) -> tuple[str, ...]:
-    """Known, distinct period names in canonical order (hour, day, week, month)."""
-    if isinstance(periods, str | bytes) or not isinstance(periods, Iterable):
-        raise TypeError(f"periods must be a sequence of period names, not {periods!r}.")
-    names = list(periods)
-    if not names:
-        raise ValueError("periods must name at least one period.")
-    for name in names:
-        period_class(name)
-    return tuple(p for p in PERIOD_NAMES if p in names)
-
-
-class UniqueEstimate(EstimateAsync, Metric):
+class UniqueEstimate(EstimateAsync, PeriodicMetric):
     """Approximate distinct items (visitors, sessions, search terms) per calendar period.
 
     >>> visitors = UniqueEstimate("visitors")
@@ -81,45 +67,8 @@ class UniqueEstimate(EstimateAsync, Metric):
 
     KIND: ClassVar[str] = KIND
     LABEL: ClassVar[str] = "unique estimate"
+    NOUN: ClassVar[str] = "Estimate"
     objects: ClassVar[catalogue.MetricManager[UniqueEstimate]] = catalogue.MetricManager()
-
-    def __init__(self, name: str, periods: Sequence[str] = DEFAULT_PERIODS) -> None:
-        self.name = validate_name(name, "estimate name")
-        self.periods = validate_periods(periods)
-
-    @classmethod
-    def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> UniqueEstimate:
-        """An estimate with the periods its stored meta hash names."""
-        stored = {to_str(k): to_str(v) for k, v in meta.items()}.get("periods")
-        if stored is None:
-            raise LookupError(f"Estimate {name!r} has no stored configuration.")
-        names = [p for p in stored.split(",") if p in PERIOD_NAMES]
-        return cls(name, periods=names or DEFAULT_PERIODS)
-
-    def _describe(self) -> str:
-        return f"periods={self.periods}"
-
-    # Keys
-
-    def key(self, period: Period) -> str:
-        """The HyperLogLog of one period, e.g. ``metrics:estimate:{visitors}:week:2020-W53``."""
-        return metric_key(KIND, self.name, period.name, period.suffix)
-
-    def index_key(self, period_name: str) -> str:
-        """The sorted set of this estimate's periods of one kind, scored by their start."""
-        return metric_key(KIND, self.name, "index", period_name)
-
-    def _period(self, period: str | Period, when: When = None) -> Period:
-        if isinstance(period, Period):
-            chosen: Period = period
-        else:
-            chosen = period_class(period).containing(when)
-        if chosen.name not in self.periods:
-            raise ValueError(
-                f"Estimate {self.name!r} keeps no {chosen.name} keys; "
-                f"it keeps {', '.join(self.periods)}."
-            )
-        return chosen
 
     # Writing
 
