@@ -1,5 +1,5 @@
-"""What the kinds of metric kept as one hash field per epoch-aligned slice share (``Statistic``,
-``Gauge``): configuration, keys, the write call, deletion.
+"""What the kinds of metric kept as one hash field per epoch-aligned slice share (``Counter``,
+``Statistic``, ``Gauge``): configuration, keys, the write call of one slice, deletion.
 
 Each precision is a hash of ``slice start -> the slice's value``; the write script enforces the
 retention (``core/lua/lib/slice_window.lua``) and the meta hash remembers each precision's
@@ -20,9 +20,9 @@ from .connection import AnyRedisClient, RedisClient, get_redis_connection
 from .keys import catalogue_key, metric_key, to_str, validate_name
 from .retention import MAX_AHEAD, validate_precisions, validate_samples
 from .scripts import LuaScript
-from .steps import Op, Steps, drive
-from .timeutil import slice_start
-from .validation import integer
+from .steps import Op, Pipe, Steps, drive
+from .timeutil import When, slice_start, slice_starts, to_timestamp
+from .validation import integer, positive_int
 
 
 @lru_cache(maxsize=32)
@@ -142,6 +142,23 @@ class SlicedMetric(AsyncMetric):
     def _slices(self, precision: int, chunk: int = 1000) -> list[tuple[int, str]]:
         """Every stored ``(slice start, value)`` of ``precision``, oldest first (HSCAN)."""
         return drive(self._slices_steps(precision, chunk))
+
+    def _recent_steps_of(
+        self, precision: int, count: int | None, until: When, most: int, chunk: int
+    ) -> Steps[list[tuple[int, Any]]]:
+        """``recent``'s reads: the newest ``count`` (default: ``samples``, at most ``most``)
+        slice starts of ``precision`` up to ``until``, each with its stored value or ``None``;
+        HMGETs of ``chunk`` fields, one round trip."""
+        precision = self._check_precision(precision)
+        count = self.samples if count is None else positive_int(count, "count")
+        if count > most:
+            raise ValueError(f"recent() reads at most {most} slices, not {count}.")
+        starts = slice_starts(precision, count, to_timestamp(until, "until"))
+        key = self.key(precision)
+        chunks = range(0, len(starts), chunk)
+        replies = yield Pipe([Op("hmget", key, starts[i : i + chunk]) for i in chunks])
+        values = [value for part in replies for value in part]
+        return list(zip(starts, values, strict=True))
 
     def _slices_steps(self, precision: int, chunk: int) -> Steps[list[tuple[int, str]]]:
         key = self.key(precision)

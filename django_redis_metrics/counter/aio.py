@@ -21,7 +21,7 @@ class CounterAsync(AsyncMetric):
         either, and suits async views as well.)"""
         this = cast("Counter", self)
         count, timestamp = this._checked(count, when)
-        slices = this._slices(count, timestamp)
+        slices = this._slices_of(count, timestamp)
         client = get_async_connection()
         await arun_calls(client, [this._incr_call(slices, client, count)])
 

@@ -33,10 +33,11 @@ from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import catalogue_key, metric_key, to_str
 from ..core.retention import LISTPACK_ENTRIES, MAX_AHEAD
 from ..core.scripts import script as core_script
+from ..core.sliced import precision_samples
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
 from .model import KIND as COUNTER_KIND
-from .model import precision_samples, script
+from .model import script
 
 #: Most slice fields one ``counter_clean.lua`` call reads or deletes, all its counters together
 #: (about a millisecond of Redis time at most); a hash needing more is trimmed in bounded HSCAN

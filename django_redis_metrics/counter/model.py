@@ -11,21 +11,19 @@ catalogue lists the counters.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
-from ..conf import conf
 from ..core import catalogue, deferral
-from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
-from ..core.keys import catalogue_key, metric_key, to_str, validate_name
-from ..core.retention import MAX_AHEAD, validate_precisions, validate_samples
+from ..core.keys import catalogue_key, metric_key, to_str
+from ..core.retention import MAX_AHEAD
 from ..core.scripts import ScriptLibrary
-from ..core.steps import Op, Pipe, Steps, drive
-from ..core.timeutil import When, slice_start, slice_starts, to_timestamp
-from ..core.validation import integer, positive_int
+from ..core.sliced import SlicedMetric
+from ..core.steps import Op, Steps, drive
+from ..core.timeutil import When, slice_start, to_timestamp
+from ..core.validation import integer
 from .aio import CounterAsync
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
@@ -37,12 +35,6 @@ MAX_COUNT = 2**53
 LIFETIME_FIELD = "t"
 
 
-@lru_cache(maxsize=32)
-def _settings_precisions(value: tuple[int, ...]) -> tuple[int, ...]:
-    """``COUNTER_PRECISIONS`` validated once per distinct value, not on every increment."""
-    return validate_precisions(value)
-
-
 def validate_count(count: object) -> int:
     count = integer(count, "count")
     if abs(count) > MAX_COUNT:
@@ -50,7 +42,7 @@ def validate_count(count: object) -> int:
     return count
 
 
-class Counter(CounterAsync, Metric):
+class Counter(CounterAsync, SlicedMetric):
     """A named counter at several precisions.
 
     >>> hits = Counter("hits")
@@ -60,6 +52,8 @@ class Counter(CounterAsync, Metric):
 
     KIND: ClassVar[str] = KIND
     LABEL: ClassVar[str] = "counter"
+    PRECISIONS_SETTING: ClassVar[str] = "COUNTER_PRECISIONS"
+    SAMPLES_SETTING: ClassVar[str] = "COUNTER_SAMPLES"
     objects: ClassVar[catalogue.MetricManager[Counter]] = catalogue.MetricManager()
 
     #: Most (slice, count) pairs sent in one script call by ``incr_many``.
@@ -68,60 +62,6 @@ class Counter(CounterAsync, Metric):
     MAX_RECENT: ClassVar[int] = 100_000
     #: Slices asked for per HSCAN step or HMGET.
     READ_CHUNK: ClassVar[int] = 1000
-
-    def __init__(
-        self,
-        name: str,
-        precisions: Sequence[int] | None = None,
-        samples: int | None = None,
-    ) -> None:
-        self.name = validate_name(name, "counter name")
-        self._precisions = None if precisions is None else validate_precisions(precisions)
-        self._samples = None if samples is None else validate_samples(samples)
-
-    @classmethod
-    def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> Counter:
-        """A counter configured as its stored meta hash says (precision -> samples)."""
-        stored = precision_samples(meta)
-        if not stored:
-            raise LookupError(f"Counter {name!r} has no stored configuration.")
-        precisions = list(stored)
-        samples = max(stored.values())
-        return cls(name, precisions=precisions, samples=samples)
-
-    def _describe(self) -> str:
-        return f"precisions={self.precisions} samples={self.samples}"
-
-    @property
-    def precisions(self) -> tuple[int, ...]:
-        """This counter's precisions, else ``COUNTER_PRECISIONS`` (read now)."""
-        if self._precisions is not None:
-            return self._precisions
-        value = conf.COUNTER_PRECISIONS
-        try:
-            return _settings_precisions(value)
-        except TypeError:  # unhashable or ill-typed: let the validator say what is wrong
-            return validate_precisions(value)
-
-    @property
-    def samples(self) -> int:
-        """Slices kept per precision, else ``COUNTER_SAMPLES`` (read now)."""
-        return (
-            self._samples if self._samples is not None else validate_samples(conf.COUNTER_SAMPLES)
-        )
-
-    def key(self, precision: int) -> str:
-        """The hash of one precision's slices."""
-        return metric_key(KIND, self.name, precision)
-
-    def _check_precision(self, precision: object) -> int:
-        precision = integer(precision, "precision", unit="seconds")
-        if precision not in self.precisions:
-            raise ValueError(
-                f"Counter {self.name!r} has no precision {precision}; "
-                f"it keeps {', '.join(map(str, self.precisions))}."
-            )
-        return precision
 
     # Writing
 
@@ -138,7 +78,7 @@ class Counter(CounterAsync, Metric):
         if deferral.check_defer(defer, batch):
             deferral.sink().incr(self, count, timestamp)
             return
-        slices = self._slices(count, timestamp)
+        slices = self._slices_of(count, timestamp)
         client = get_redis_connection()
         call = self._incr_call(slices, client, count)
         if batch is not None:
@@ -164,7 +104,7 @@ class Counter(CounterAsync, Metric):
         """An increment's validated count and timestamp."""
         return validate_count(count), to_timestamp(when)
 
-    def _slices(self, count: int, timestamp: float) -> dict[int, dict[int, int]]:
+    def _slices_of(self, count: int, timestamp: float) -> dict[int, dict[int, int]]:
         """The slice of ``timestamp`` at every precision, with ``count``."""
         return {p: {int(timestamp // p) * p: count} for p in self.precisions}
 
@@ -218,14 +158,6 @@ class Counter(CounterAsync, Metric):
             script("counter_incr"), keys, args, after=self._listed, aafter=self._alisted
         )
 
-    def delete(self) -> None:
-        """Remove every slice of this counter and its catalogue entry."""
-        client = get_redis_connection()
-        stored = precision_samples(dict.fromkeys(client.hkeys(self.meta_key), 0))
-        precisions = set(stored) | set(self.precisions)
-        client.unlink(self.meta_key, *(self.key(p) for p in sorted(precisions)))
-        catalogue.unregister(client, KIND, self.name, self.meta_key)
-
     # Reading
 
     def series(self, precision: int) -> list[tuple[int, int]]:
@@ -254,18 +186,10 @@ class Counter(CounterAsync, Metric):
     def _recent_steps(
         self, precision: int, count: int | None, until: When
     ) -> Steps[list[tuple[int, int]]]:
-        precision = self._check_precision(precision)
-        count = self.samples if count is None else positive_int(count, "count")
-        if count > self.MAX_RECENT:
-            raise ValueError(f"recent() reads at most {self.MAX_RECENT} slices, not {count}.")
-        starts = slice_starts(precision, count, to_timestamp(until, "until"))
-        key = self.key(precision)
-        chunks = range(0, len(starts), self.READ_CHUNK)
-        replies = yield Pipe([Op("hmget", key, starts[i : i + self.READ_CHUNK]) for i in chunks])
-        values = [value for chunk in replies for value in chunk]
-        return [
-            (s, int(to_str(v)) if v is not None else 0) for s, v in zip(starts, values, strict=True)
-        ]
+        found = yield from self._recent_steps_of(
+            precision, count, until, self.MAX_RECENT, self.READ_CHUNK
+        )
+        return [(s, int(to_str(v)) if v is not None else 0) for s, v in found]
 
     def lifetime_total(self) -> int:
         """The net sum of every count added since the counter was created (0 if none): kept
@@ -288,17 +212,6 @@ class Counter(CounterAsync, Metric):
 
     def _total_precision(self, precision: int | None) -> int:
         return max(self.precisions) if precision is None else precision
-
-    def exists(self) -> bool:
-        return bool(get_redis_connection().exists(self.meta_key))
-
-
-def precision_samples(meta: Mapping[Any, Any]) -> dict[int, int]:
-    """``{precision: samples}`` from a counter's meta hash (skipping its 'listed' flag and the
-    'h:<precision>' heads the write script keeps)."""
-    return {
-        int(to_str(key)): int(to_str(value)) for key, value in meta.items() if to_str(key).isdigit()
-    }
 
 
 def _parse_total(replies: Sequence[Any]) -> int:

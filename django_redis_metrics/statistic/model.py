@@ -23,9 +23,9 @@ from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.keys import to_str
 from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
-from ..core.steps import Op, Pipe, Steps, drive
-from ..core.timeutil import When, slice_start, slice_starts, to_timestamp
-from ..core.validation import measure, positive_int
+from ..core.steps import Op, Steps, drive
+from ..core.timeutil import When, slice_start, to_timestamp
+from ..core.validation import measure
 from . import histogram
 from .aio import StatisticAsync
 from .histogram import Summary
@@ -215,13 +215,7 @@ class Statistic(StatisticAsync, SlicedMetric):
     def _recent_steps(
         self, precision: int, count: int | None, until: When
     ) -> Steps[list[tuple[int, Summary]]]:
-        precision = self._check_precision(precision)
-        count = self.samples if count is None else positive_int(count, "count")
-        if count > self.MAX_RECENT:
-            raise ValueError(f"recent() reads at most {self.MAX_RECENT} slices, not {count}.")
-        starts = slice_starts(precision, count, to_timestamp(until, "until"))
-        key = self.key(precision)
-        chunks = range(0, len(starts), self.READ_CHUNK)
-        replies = yield Pipe([Op("hmget", key, starts[i : i + self.READ_CHUNK]) for i in chunks])
-        texts = [text for chunk in replies for text in chunk]
-        return [(s, histogram.parse(t)) for s, t in zip(starts, texts, strict=True)]
+        found = yield from self._recent_steps_of(
+            precision, count, until, self.MAX_RECENT, self.READ_CHUNK
+        )
+        return [(s, histogram.parse(t)) for s, t in found]
