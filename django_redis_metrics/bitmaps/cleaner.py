@@ -5,11 +5,10 @@ from __future__ import annotations
 from ..conf import conf
 from ..core import catalogue
 from ..core.batch import ScriptCall, run_calls
-from ..core.cleaning import CleanupReport
+from ..core.cleaning import CleanupReport, retire
 from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import catalogue_key, metric_key, to_str
 from ..core.periods import PERIOD_NAMES, period_class
-from ..core.scripts import script as core_script
 from ..core.timeutil import When, to_timestamp
 from .model import UniqueBitmap, generation_ttl_ms
 from .query import KIND, script
@@ -149,10 +148,5 @@ def _drop_before(
 
 
 def _retire(client: RedisClient, bitmap: UniqueBitmap) -> bool:
-    inline = catalogue.inline_catalogue(client)
-    keys = [bitmap.meta_key, *(bitmap.index_key(p) for p in PERIOD_NAMES)]
-    if inline:
-        keys.append(catalogue_key(KIND))
-    if int(core_script("metric_retire")(client, keys, [bitmap.name, int(inline)])) != 1:
-        return False
-    return inline or catalogue.unregister(client, KIND, bitmap.name, bitmap.meta_key)
+    indexes = [bitmap.index_key(p) for p in PERIOD_NAMES]
+    return retire(client, KIND, bitmap.name, bitmap.meta_key, indexes)

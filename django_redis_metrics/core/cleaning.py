@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from redis.exceptions import ResponseError
 
+from . import catalogue
 from .connection import RedisClient, get_redis_connection
-from .keys import temp_pattern, to_str
+from .keys import catalogue_key, temp_pattern, to_str
 from .retention import LISTPACK_ENTRIES
 from .scripts import script
 from .timeutil import When
@@ -43,6 +44,26 @@ class CleanupReport:
 
 
 Cleaner = Callable[..., CleanupReport]
+
+
+def retire(
+    client: RedisClient,
+    kind: str,
+    name: str,
+    meta_key: str,
+    data_keys: list[str],
+    known_fields: Sequence[int] = (),
+) -> bool:
+    """Forget the metric ``name`` if every one of its ``data_keys`` is empty, atomically
+    (``metric_retire.lua``: a racing write is never lost), and take it out of its catalogue
+    (on Redis Cluster, where the catalogue is in another slot, just after). ``known_fields``:
+    the meta fields the caller read, so that a metric reconfigured meanwhile is kept.
+    Returns whether it was retired."""
+    inline = catalogue.inline_catalogue(client)
+    keys = [meta_key, *data_keys, *([catalogue_key(kind)] if inline else [])]
+    if int(script("metric_retire")(client, keys, [name, int(inline), *known_fields])) != 1:
+        return False
+    return inline or catalogue.unregister(client, kind, name, meta_key)
 
 
 def listpack_entries(client: RedisClient) -> int:

@@ -10,10 +10,9 @@ compacts a hash that shrank, and forgets an emptied metric only through the atom
 from __future__ import annotations
 
 from . import catalogue
-from .cleaning import BATCH_SIZE, CleanupReport, compact, due, listpack_entries
+from .cleaning import BATCH_SIZE, CleanupReport, compact, due, listpack_entries, retire
 from .connection import RedisClient, get_redis_connection
-from .keys import catalogue_key, metric_key, to_str
-from .scripts import script
+from .keys import metric_key, to_str
 from .sliced import precision_samples
 from .timeutil import When, to_timestamp
 
@@ -81,10 +80,5 @@ def _trim(
 def _retire(
     client: RedisClient, kind: str, name: str, meta_key: str, precisions: list[int]
 ) -> bool:
-    inline = catalogue.inline_catalogue(client)
-    keys = [meta_key, *(metric_key(kind, name, p) for p in precisions)]
-    if inline:
-        keys.append(catalogue_key(kind))
-    if int(script("metric_retire")(client, keys, [name, int(inline), *precisions])) != 1:
-        return False
-    return inline or catalogue.unregister(client, kind, name, meta_key)
+    data_keys = [metric_key(kind, name, p) for p in precisions]
+    return retire(client, kind, name, meta_key, data_keys, precisions)

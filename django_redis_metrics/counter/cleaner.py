@@ -28,11 +28,10 @@ from typing import Any
 
 from ..core import catalogue
 from ..core.batch import ScriptCall, run_calls
-from ..core.cleaning import BATCH_SIZE, CleanupReport, compact, listpack_entries
+from ..core.cleaning import BATCH_SIZE, CleanupReport, compact, listpack_entries, retire
 from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import catalogue_key, metric_key, to_str
 from ..core.retention import LISTPACK_ENTRIES, MAX_AHEAD
-from ..core.scripts import script as core_script
 from ..core.sliced import precision_samples
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
@@ -236,11 +235,5 @@ def _trim(
 
 
 def _retire(client: RedisClient, name: str, meta_key: str, precisions: list[int]) -> bool:
-    keys = [meta_key, *(metric_key(COUNTER_KIND, name, p) for p in precisions)]
-    inline = catalogue.inline_catalogue(client)
-    if inline:
-        keys.append(catalogue_key(COUNTER_KIND))
-    result = int(core_script("metric_retire")(client, keys, [name, int(inline), *precisions]))
-    if result != 1:
-        return False
-    return inline or catalogue.unregister(client, COUNTER_KIND, name, meta_key)
+    data_keys = [metric_key(COUNTER_KIND, name, p) for p in precisions]
+    return retire(client, COUNTER_KIND, name, meta_key, data_keys, precisions)

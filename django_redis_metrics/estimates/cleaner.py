@@ -4,11 +4,10 @@ retired from the catalogue (as the bitmap cleaner does for bitmaps)."""
 from __future__ import annotations
 
 from ..core import catalogue
-from ..core.cleaning import CleanupReport
+from ..core.cleaning import CleanupReport, retire
 from ..core.connection import RedisClient, get_redis_connection
-from ..core.keys import catalogue_key, metric_key, to_str
+from ..core.keys import metric_key, to_str
 from ..core.periods import PERIOD_NAMES, period_class
-from ..core.scripts import script as core_script
 from ..core.timeutil import When, to_timestamp
 from .model import DROP_BATCH, UniqueEstimate
 from .query import KIND, script
@@ -78,10 +77,5 @@ def _drop_before(
 
 
 def _retire(client: RedisClient, estimate: UniqueEstimate) -> bool:
-    inline = catalogue.inline_catalogue(client)
-    keys = [estimate.meta_key, *(estimate.index_key(p) for p in PERIOD_NAMES)]
-    if inline:
-        keys.append(catalogue_key(KIND))
-    if int(core_script("metric_retire")(client, keys, [estimate.name, int(inline)])) != 1:
-        return False
-    return inline or catalogue.unregister(client, KIND, estimate.name, estimate.meta_key)
+    indexes = [estimate.index_key(p) for p in PERIOD_NAMES]
+    return retire(client, KIND, estimate.name, estimate.meta_key, indexes)
