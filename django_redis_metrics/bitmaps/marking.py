@@ -104,6 +104,8 @@ class PeriodsPlan:
     #: Per period: "suffix start end expires oldest", as the script reads it.
     bounds: tuple[str, ...]
     keep: Mapping[str, int]
+    #: The period keys alone (a mark's fast path writes nothing else).
+    period_keys: tuple[str, ...]
     #: The packed slow-path arguments of this plan, per bitmap configuration (``slow_args``).
     packed: dict[tuple[bool, bool, str, int, str], str] = field(default_factory=dict)
 
@@ -129,6 +131,7 @@ def plan_periods(base: str, periods: Sequence[Period], keep: Mapping[str, int]) 
         keys,
         tuple(bounds),
         keep,
+        keys[2 : 2 + len(periods)],
     )
 
 
@@ -226,6 +229,9 @@ class Confirmed:
         if len(self._seen) >= self.size:
             self._seen.clear()
         self._seen.add(fact)
+
+    def discard(self, fact: tuple[str, str, str]) -> None:
+        self._seen.discard(fact)
 
     def clear(self) -> None:
         self._seen.clear()

@@ -33,7 +33,7 @@ from ..core.periods import (
 from ..core.steps import Op, Steps, drive
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
-from . import mark_steps, marking, planning
+from . import fast_mark, mark_steps, marking, planning
 from .aio import BitmapAsync
 from .ids import normalize_id, read_bits_steps
 from .marking import generation_ttl_ms as generation_ttl_ms  # the cleaner imports it from here
@@ -93,7 +93,8 @@ class UniqueBitmap(BitmapAsync, PeriodicMetric):
         defer: bool = False,
     ) -> None:
         """Set ``user_id``'s bit in every configured period holding ``when``: one atomic round
-        trip (a first-seen str/UUID id on Redis Cluster costs one more, to map it).
+        trip (a first-seen str/UUID id on Redis Cluster costs one more, to map it; a period key
+        found missing, evicted or deleted, one more to restore its expiry and index).
 
         With ``batch``, the write is queued and sent with the batch's other writes (marks of
         this bitmap now may share one script call). With ``defer=True`` it is checked now and
@@ -107,6 +108,10 @@ class UniqueBitmap(BitmapAsync, PeriodicMetric):
             deferral.sink().mark(self, value, timestamp)
             return
         client = get_redis_connection()
+        if batch is None and fast_mark.try_mark(
+            client, self.name, self.periods, self._periods_csv, value, timestamp, context
+        ):
+            return
         call = drive(mark_steps.mark_steps(client, self, value, timestamp, context), client)
         if batch is not None:
             if not marking.join(batch.calls, call, self.MAX_MARKS_PER_CALL):

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from redis.exceptions import OutOfMemoryError, ResponseError
 
 from django_redis_metrics import Batch, UniqueBitmap
 from django_redis_metrics.bitmaps import marking
@@ -17,6 +18,8 @@ from django_redis_metrics.core import steps
 from django_redis_metrics.core.periods import Day, Month, Week
 from django_redis_metrics.core.retention import MAX_AHEAD
 from django_redis_metrics.core.scripts import MetricsRefused
+
+from ..roundtrips import RoundTrips
 
 DAY = 86400
 
@@ -173,6 +176,84 @@ def test_a_period_key_lost_under_a_confirmed_bitmap_is_made_again_with_its_expir
     assert backend.client.pttl(active.key(today)) > 0
     assert backend.client.zscore(active.index_key("day"), today.suffix) == int(today.start_ts)
     assert active.count("day") == 1
+
+
+def test_a_period_key_evicted_alone_is_given_back_its_expiry(backend: Any) -> None:
+    """Eviction takes one key and leaves its index entry: the mark that makes the key again
+    (its SETBIT on the fast path) must still give it its expiry."""
+    active = UniqueBitmap("evicted-alone")
+    active.mark(1)
+    active.mark(2)
+    today = Day.containing(time.time())
+    backend.client.delete(active.key(today))  # the index still names today
+    active.mark(3)
+    assert backend.client.pttl(active.key(today)) > 0
+    assert active.count("day") == 1
+    active.mark(4)  # and the fast path is taken again afterwards
+    assert active.count("day") == 2
+
+
+def test_a_steady_mark_is_one_transaction_on_a_single_node(
+    single: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once confirmed, a mark on one server is a bare MULTI/EXEC, no script: one round trip,
+    what bitmapist sends plus one EXISTS."""
+    backend = single
+    remaining = Day.containing(time.time()).end_ts - time.time()
+    if remaining < 90:  # marks within MAX_AHEAD of midnight are checked: wait
+        time.sleep(remaining + 1)
+    active = UniqueBitmap("steady")
+    active.mark(0)
+    trips = RoundTrips(monkeypatch)
+    backend.client.config_resetstat()
+    assert sum(trips.measure(lambda u=u: active.mark(u)) for u in range(1, 11)) == 10
+    stats = backend.client.info("commandstats")
+    assert "cmdstat_evalsha" not in stats and "cmdstat_eval" not in stats
+    assert stats["cmdstat_exec"]["calls"] == 10
+    assert stats["cmdstat_setbit"]["calls"] == 30
+    assert active.count("day") == 11 and active.count("month") == 11
+
+
+def test_a_mark_refused_by_redis_on_the_transaction_raises_the_scripts_error(
+    backend: Any,
+) -> None:
+    """A period key of another type makes the transaction fail: the mark then goes the
+    script's way and raises its error, as before."""
+    active = UniqueBitmap("clash")
+    active.mark(0)
+    today = Day.containing(time.time())
+    backend.client.delete(active.key(today))
+    backend.client.rpush(active.key(today), "not a bitmap")
+    backend.client.expire(active.key(today), 60)
+    with pytest.raises(ResponseError, match="WRONGTYPE"):
+        active.mark(1)
+
+
+def test_a_mark_refused_under_maxmemory_raises_and_leaves_the_connection_usable(
+    single: Any,
+) -> None:
+    active = UniqueBitmap("full")
+    active.mark(0)
+    active.mark(1)
+    single.client.config_set("maxmemory", 1)  # noeviction: the queued SETBITs are refused
+    try:
+        with pytest.raises(OutOfMemoryError):
+            active.mark(2)
+    finally:
+        single.client.config_set("maxmemory", 0)
+    active.mark(3)
+    assert [u for u in range(5) if u in active.day()] == [0, 1, 3]
+
+
+def test_a_mark_on_a_dropped_connection_reconnects_as_before(
+    single: Any, redis_server: Any
+) -> None:
+    active = UniqueBitmap("away")
+    active.mark(0)
+    active.mark(1)
+    single.client.client_kill_filter(_type="normal", skipme=False)  # drops the pooled connection
+    active.mark(2)  # redis-py reconnects (retry on a dropped connection)
+    assert [u for u in range(5) if u in active.day()] == [0, 1, 2]
 
 
 def test_a_deleted_bitmap_is_listed_again_by_its_next_mark(backend: Any) -> None:

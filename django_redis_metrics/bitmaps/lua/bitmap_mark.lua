@@ -145,6 +145,9 @@ for i = 1, n do
             end
             expire_no_earlier(index, expires, now_ms)
             meta_expiry = math.max(meta_expiry or 0, expires)
+        elseif redis.call('PTTL', key) == -1 then
+            -- Indexed, but made again without its expiry (evicted or deleted, then marked).
+            redis.call('PEXPIREAT', key, expires)
         end
         if tonumber(finish) <= now then
             stale = true  -- a mark into a period that is over: cached unions are stale

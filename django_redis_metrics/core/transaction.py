@@ -1,0 +1,64 @@
+"""Setting one bit in a few existing keys as one MULTI/EXEC, written straight to a pooled
+connection: the cheapest atomic write Redis has for a mark.
+
+A script call costs Redis about 4 µs more than the same commands in a transaction (Lua's set-up,
+argument tables, ``redis.call``), and redis-py's ``Pipeline`` costs the caller about 9 µs more
+than this. Only for a plain ``redis.Redis`` on one server; anything unusual (a Redis Cluster, a
+client with a single dedicated connection, an error reply) answers ``None`` and the caller goes
+the script's way, which reports errors the usual way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+from redis.exceptions import ConnectionError, ResponseError, TimeoutError
+
+from .connection import RedisClient
+
+
+def supports(client: RedisClient) -> bool:
+    """Whether :func:`set_bit_if_present` may run on ``client``: a plain pooled single node."""
+    return type(client) is redis.Redis and client.connection is None
+
+
+def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) -> bool | None:
+    """``MULTI; EXISTS keys; SETBIT key offset 1`` for each key; ``EXEC``, in one round trip.
+
+    Returns whether every key existed before (when one did not, SETBIT made it without its
+    expiry: the caller repairs it), or ``None`` when Redis answered with an error (refused under
+    ``maxmemory``, a key of another type) or the connection failed (the connection is dropped):
+    the caller then goes the script's way, which retries and raises as the client is set to."""
+    commands = [("MULTI",), ("EXISTS", *keys), *(("SETBIT", key, offset, 1) for key in keys)]
+    commands.append(("EXEC",))
+    pool = client.connection_pool
+    connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
+    try:
+        connection.send_packed_command(connection.pack_commands(commands))
+        failed = False
+        for _ in range(len(commands) - 1):  # "OK", then "QUEUED" per command
+            try:
+                connection.read_response()
+            except ResponseError:
+                failed = True
+        try:
+            replies = connection.read_response()
+        except ResponseError:  # EXECABORT: a command was refused while queued, none ran
+            return None
+    except (ConnectionError, TimeoutError, OSError):
+        # The script's way retries as the client is configured to; setting a bit twice is
+        # harmless, should this transaction have run after all.
+        connection.disconnect()
+        return None
+    except BaseException:
+        connection.disconnect()
+        raise
+    finally:
+        pool.release(connection)
+    if failed or not isinstance(replies, list) or len(replies) != len(keys) + 1:
+        return None
+    if any(isinstance(reply, ResponseError) for reply in replies):
+        return None
+    return bool(replies[0] == len(keys))
