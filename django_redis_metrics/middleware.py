@@ -34,10 +34,12 @@ import time
 from collections.abc import Awaitable, Callable
 from fnmatch import fnmatchcase
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
+from django.urls import get_script_prefix
 
 from .conf import Settings, conf
 from .core.keys import validate_name
@@ -87,43 +89,93 @@ def view_name(request: HttpRequest) -> str | None:
     return match.view_name or None
 
 
-def is_excluded(request: HttpRequest, view: str | None, options: Settings = conf) -> bool:
-    path = request.path_info  # without the script prefix, like conf.EXCLUDE_PATHS
-    if path.startswith(options.EXCLUDE_PATHS):
-        return True
-    return view is not None and _view_excluded(view, options.EXCLUDE_VIEWS)
+class RequestPlan:
+    """What the middleware records for a request, read from the settings once per change of
+    them, with each view's metric names filled in once (view labels are bounded)."""
+
+    def __init__(self, options: Settings) -> None:
+        self.hits = options.HITS_COUNTER
+        self.per_view = options.VIEW_COUNTER
+        self.timer = options.VIEW_TIMER
+        self.status = options.VIEW_STATUS
+        self.active = options.ACTIVE_USERS
+        self.exclude_paths = options.EXCLUDE_PATHS
+        self.exclude_views = options.EXCLUDE_VIEWS
+        self.unresolved_view = options.UNRESOLVED_VIEW
+        self.other_view = options.OTHER_VIEW
+        self.max_view_counters = options.MAX_VIEW_COUNTERS
+        self.per_view_metrics = (
+            self.per_view is not None or self.timer is not None or self.status is not None
+        )
+        self._names: dict[str, ViewMetrics] = {}
+
+    def is_excluded(self, request: HttpRequest, view: str | None) -> bool:
+        path = request.path_info  # without the script prefix, like conf.EXCLUDE_PATHS
+        if path.startswith(self.exclude_paths):
+            return True
+        return view is not None and _view_excluded(view, self.exclude_views)
+
+    def view_label(self, view: str | None) -> str:
+        """The ``{view}`` of a request's metrics: its resolved name, bounded (requests that
+        resolve to no view fold into ``UNRESOLVED_VIEW``, views past the cap into
+        ``OTHER_VIEW``)."""
+        if view is None:
+            return self.unresolved_view
+        if not view_names.admit(view, self.max_view_counters):
+            return self.other_view
+        return view
+
+    def metrics_of(self, label: str) -> ViewMetrics:
+        """The names of one view's metrics, filled in on its first request."""
+        names = self._names.get(label)
+        if names is None:
+            names = self._names[label] = ViewMetrics(
+                self._filled(self.per_view, label),
+                self._filled(self.timer, label),
+                {cls: self._filled(self.status, label, cls) for cls in STATUS_CLASSES},
+            )
+        return names
+
+    def _filled(self, template: str | None, label: str, status_class: str = "") -> str | None:
+        """``template`` filled in for one view; a view name that cannot name a metric folds
+        into ``OTHER_VIEW``."""
+        if template is None:
+            return None
+        name = template.replace("{class}", status_class)
+        try:
+            return validate_name(name.replace("{view}", label))
+        except (TypeError, ValueError):
+            return name.replace("{view}", self.other_view)
+
+
+class ViewMetrics(NamedTuple):
+    counter: str | None
+    timer: str | None
+    status: dict[str, str | None]
+
+
+STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx")
+
+#: The plan and what it was made from: the setting (a copy), the script prefix and the static
+#: and media URLs (``EXCLUDE_PATHS``' default depends on them).
+_current: tuple[tuple[Any, ...], RequestPlan] | None = None
+
+
+def request_plan() -> RequestPlan:
+    """The plan for the settings as they are now (compared on every request, made on change)."""
+    global _current
+    raw = conf.raw
+    source = (raw, get_script_prefix(), settings.STATIC_URL, settings.MEDIA_URL)
+    current = _current
+    if current is None or current[0] != source:
+        current = _current = ((dict(raw), *source[1:]), RequestPlan(conf.snapshot()))
+    return current[1]
 
 
 @lru_cache(maxsize=4096)
 def _view_excluded(view: str, patterns: tuple[str, ...]) -> bool:
     """Whether ``view`` matches one of ``patterns`` (remembered: view names are few)."""
     return any(fnmatchcase(view, pattern) for pattern in patterns)
-
-
-def view_label(view: str | None, options: Settings = conf) -> str:
-    """The ``{view}`` of a request's metrics: its resolved name, bounded (requests that resolve
-    to no view fold into ``UNRESOLVED_VIEW``, views past the cap into ``OTHER_VIEW``)."""
-    if view is None:
-        return options.UNRESOLVED_VIEW
-    if not view_names.admit(view, options.MAX_VIEW_COUNTERS):
-        return options.OTHER_VIEW
-    return view
-
-
-def metric_name(template: str, label: str, status_class: str = "", options: Settings = conf) -> str:
-    """``template`` filled in for one view; a view name that cannot name a metric folds into
-    ``OTHER_VIEW``."""
-    return _filled(template, label, status_class, options.OTHER_VIEW)
-
-
-@lru_cache(maxsize=8192)
-def _filled(template: str, label: str, status_class: str, other: str) -> str:
-    """``metric_name``, remembered: labels are bounded (resolved view names, capped)."""
-    name = template.replace("{class}", status_class)
-    try:
-        return validate_name(name.replace("{view}", label))
-    except (TypeError, ValueError):
-        return name.replace("{view}", other)
 
 
 def status_class(status: int) -> str:
@@ -138,42 +190,45 @@ def queue_request_writes(
     uid: Any = None,
     status: int = 200,
     elapsed_ms: float | None = None,
+    plan: RequestPlan | None = None,
 ) -> None:
     """Queue what the middleware records for ``request`` (nothing if it is excluded): its hits,
     its status class, its response time and its user."""
-    options = conf.snapshot()  # the settings read once for the whole request
+    plan = plan or request_plan()
     view = view_name(request)
-    if is_excluded(request, view, options):
+    if plan.is_excluded(request, view):
         return
-    hits = options.HITS_COUNTER
-    if hits is not None:
-        writes.incr(hits)
-    per_view, timer, status_template = options.VIEW_COUNTER, options.VIEW_TIMER, options.VIEW_STATUS
-    if per_view is not None or timer is not None or status_template is not None:
-        label = view_label(view, options)
-        if per_view is not None:
-            writes.incr(metric_name(per_view, label, options=options))
-        if status_template is not None:
-            cls = status_class(status)
-            writes.incr(metric_name(status_template, label, cls, options))
-        if timer is not None and elapsed_ms is not None:
-            writes.record(metric_name(timer, label, options=options), elapsed_ms)
-    active = options.ACTIVE_USERS
-    if active is not None and uid is not None:
-        writes.mark(active, uid)
+    if plan.hits is not None:
+        writes.incr(plan.hits)
+    if plan.per_view_metrics:
+        metrics = plan.metrics_of(plan.view_label(view))
+        if metrics.counter is not None:
+            writes.incr(metrics.counter)
+        status_metric = metrics.status[status_class(status)]
+        if status_metric is not None:
+            writes.incr(status_metric)
+        if metrics.timer is not None and elapsed_ms is not None:
+            writes.record(metrics.timer, elapsed_ms)
+    if plan.active is not None and uid is not None:
+        writes.mark(plan.active, uid)
 
 
 def _submit(
     request: HttpRequest, writes: Writes, status: int, started: float, response_ready: float
 ) -> None:
     try:
-        uid = loaded_user_id(request) if conf.ACTIVE_USERS else None
+        plan = request_plan()
+    except Exception:
+        logger.exception("Metrics middleware could not read its settings.")
+        return
+    try:
+        uid = loaded_user_id(request) if plan.active else None
     except Exception:
         logger.exception("Metrics middleware could not read the request's user.")
         uid = None
     try:
         elapsed_ms = (response_ready - started) * 1000
-        queue_request_writes(request, writes, uid, status, elapsed_ms)
+        queue_request_writes(request, writes, uid, status, elapsed_ms, plan)
         sender.submit(writes)
     except Exception:
         logger.exception("Metrics middleware could not queue this request's writes.")

@@ -101,17 +101,18 @@ class Sender:
         if not writes:
             return True
         submission = Submission(writes, int(time.time() if when is None else when))
+        options = conf.snapshot()  # the setting read once for its three limits
         with self._lock:
             if self._pid != os.getpid() or self._thread is None or not self._thread.is_alive():
                 self._start_thread()
-            if not self._buffer.put(submission, conf.SEND_QUEUE_SIZE, conf.SEND_QUEUE_BYTES):
+            if not self._buffer.put(submission, options.SEND_QUEUE_SIZE, options.SEND_QUEUE_BYTES):
                 self.dropped += 1
                 self._dropped_lately += 1
                 first, self._full_warned = not self._full_warned, True
                 count, size = self._buffer.count, self._buffer.size
             else:
                 waiting = len(self._buffer)
-                if waiting == 1 or waiting >= conf.SEND_BATCH_SIZE:
+                if waiting == 1 or waiting >= options.SEND_BATCH_SIZE:
                     self._changed.notify()
                 return True
         if first:  # once until the buffer is empty again; logged outside the lock

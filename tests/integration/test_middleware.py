@@ -117,6 +117,21 @@ def test_exclusions_and_names_are_settings(single: Any, with_middleware: Any) ->
     assert hit_counters() == ["pages.health"]
 
 
+def test_settings_changed_in_place_apply_to_the_next_request(
+    single: Any, with_middleware: Any
+) -> None:
+    """The middleware reads its settings once per change of them, not once per process: a
+    setting edited in place, or Django's STATIC_URL changed, applies to the very next request."""
+    assert get("/sync/") == 200
+    with_middleware.DJANGO_REDIS_METRICS["VIEW_COUNTER"] = "pages.{view}"
+    assert get("/sync/") == 200
+    with_middleware.STATIC_URL = "/sync/"
+    assert get("/sync/") == 200
+    assert hits("hits:sync") == 1
+    assert hits("pages.sync") == 1
+    assert hits("hits") == 2
+
+
 def test_caps_distinct_view_counters(single: Any, with_middleware: Any) -> None:
     with_middleware.DJANGO_REDIS_METRICS = {
         **with_middleware.DJANGO_REDIS_METRICS,
