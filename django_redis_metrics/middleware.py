@@ -27,6 +27,7 @@ were not there (see :mod:`django_redis_metrics.sending.failopen`).
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import threading
@@ -168,7 +169,8 @@ def request_plan() -> RequestPlan:
     source = (raw, get_script_prefix(), settings.STATIC_URL, settings.MEDIA_URL)
     current = _current
     if current is None or current[0] != source:
-        current = _current = ((dict(raw), *source[1:]), RequestPlan(conf.snapshot()))
+        # A deep copy: an edit inside a list of the setting must compare unequal too.
+        current = _current = ((copy.deepcopy(raw), *source[1:]), RequestPlan(Settings(raw)))
     return current[1]
 
 

@@ -28,23 +28,25 @@ def _bulk(value: bytes) -> bytes:
     return b"$%d\r\n%s\r\n" % (len(value), value)
 
 
-def _command(*parts: bytes) -> bytes:
-    return b"*%d\r\n" % len(parts) + b"".join(map(_bulk, parts))
-
-
-#: Per key tuple and encoding: the packed MULTI and EXISTS, and each SETBIT up to its offset.
-_templates: dict[tuple[tuple[str, ...], str], tuple[bytes, tuple[bytes, ...]]] = {}
+#: Per key tuple and packer: the packed MULTI and EXISTS, and each SETBIT up to its offset.
+_templates: dict[tuple[tuple[str, ...], type], tuple[bytes, tuple[bytes, ...]]] = {}
 TEMPLATES_SIZE = 10_000
 
 
-def _template(keys: Sequence[str], encoding: str) -> tuple[bytes, tuple[bytes, ...]]:
-    """The constant parts of :func:`set_bit_if_present`'s request, packed once per key tuple."""
-    cache_key = (tuple(keys), encoding)
+def _template(keys: Sequence[str], connection: Any) -> tuple[bytes, tuple[bytes, ...]]:
+    """The constant parts of :func:`set_bit_if_present`'s request, packed once per key tuple by
+    the connection's own packer (which decides how a key is encoded: with hiredis, UTF-8)."""
+    packer = type(getattr(connection, "_command_packer", connection))
+    cache_key = (tuple(keys), packer)
     template = _templates.get(cache_key)
     if template is None:
-        encoded = [key.encode(encoding) for key in keys]
-        head = _command(b"MULTI") + _command(b"EXISTS", *encoded)
-        setbits = tuple(b"*4\r\n" + _bulk(b"SETBIT") + _bulk(key) for key in encoded)
+
+        def packed(*args: Any) -> bytes:
+            return b"".join(connection.pack_command(*args))
+
+        head = packed("MULTI") + packed("EXISTS", *keys)
+        # "SETBIT key", its header made that of four arguments: the offset and 1 follow.
+        setbits = tuple(b"*4" + packed("SETBIT", key)[2:] for key in keys)
         if len(_templates) >= TEMPLATES_SIZE:
             _templates.clear()
         template = _templates[cache_key] = (head, setbits)
@@ -58,15 +60,14 @@ def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) ->
     expiry: the caller repairs it), or ``None`` when Redis answered with an error (refused under
     ``maxmemory``, a key of another type) or the connection failed (the connection is dropped):
     the caller then goes the script's way, which retries and raises as the client is set to."""
-    head, setbits = _template(
-        keys, client.connection_pool.connection_kwargs.get("encoding", "utf-8")
-    )
-    tail = _bulk(b"%d" % offset) + b"$1\r\n1\r\n"
-    request = b"".join((head, *(setbit + tail for setbit in setbits), b"*1\r\n$4\r\nEXEC\r\n"))
     replies_expected = len(keys) + 2  # "OK", then "QUEUED" per command
     pool = client.connection_pool
     connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
     try:
+        head, setbits = _template(keys, connection)
+        tail = _bulk(b"%d" % offset) + b"$1\r\n1\r\n"
+        setbit_commands = (setbit + tail for setbit in setbits)
+        request = b"".join((head, *setbit_commands, b"*1\r\n$4\r\nEXEC\r\n"))
         connection.send_packed_command([request])
         failed = False
         for _ in range(replies_expected):

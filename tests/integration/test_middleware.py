@@ -122,13 +122,17 @@ def test_settings_changed_in_place_apply_to_the_next_request(
 ) -> None:
     """The middleware reads its settings once per change of them, not once per process: a
     setting edited in place, or Django's STATIC_URL changed, applies to the very next request."""
+    with_middleware.DJANGO_REDIS_METRICS["EXCLUDE_VIEWS"] = []
     assert get("/sync/") == 200
     with_middleware.DJANGO_REDIS_METRICS["VIEW_COUNTER"] = "pages.{view}"
     assert get("/sync/") == 200
+    with_middleware.DJANGO_REDIS_METRICS["EXCLUDE_VIEWS"].append("class")
+    assert get("/class/") == 200
     with_middleware.STATIC_URL = "/sync/"
     assert get("/sync/") == 200
     assert hits("hits:sync") == 1
     assert hits("pages.sync") == 1
+    assert hits("pages.class") == 0
     assert hits("hits") == 2
 
 
