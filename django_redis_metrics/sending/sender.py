@@ -270,11 +270,11 @@ class Sender:
         if held is None or not held.calls:
             return None
         if not held.watched:
-            held.watched = True
             try:
                 held.watch = SlotWatch.of(failopen.client(), held.calls)
-            except REDIS_ERRORS:  # no cluster client to be had: the backoff alone, then
-                held.watch = None
+                held.watched = True
+            except REDIS_ERRORS:  # no client to be had yet: the backoff alone, this time
+                pass
         return held.watch
 
     # Callers outside the thread.
