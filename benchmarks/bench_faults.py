@@ -4,16 +4,19 @@ accounted for.
 For each fault: a private Redis (a single node with an append-only file, or a local 3-master +
 3-replica Redis Cluster for the failover), gunicorn with 2 workers (``--preload``) serving a
 tiny Django site with ``MetricsMiddleware`` (``faults_site.py``), and an open-loop client on
-127.0.0.1 sending ``--rate`` requests a second for ``--duration`` seconds, each on schedule
-whether or not the previous ones were answered (latency counted from the scheduled time). At
-``--fault-at`` the fault is applied; a poller reads the ``hits`` counter every 20 ms. After the
-load, the run waits until every worker's buffer has drained, stops gunicorn, and compares
-``hits`` with the responses served:
+127.0.0.1 (in a process of its own, ``faults_load.py``) sending ``--rate`` requests a second
+for ``--duration`` seconds, each on schedule whether or not the previous ones were answered
+(latency counted from the scheduled time). At ``--fault-at`` the fault is applied; a poller
+reads the ``hits`` counter every 20 ms, and for the failover another asks every live node
+every 20 ms whether it sees the promoted replica, both without retries. After the load, the
+run waits until every worker's buffer has drained, stops gunicorn, and compares ``hits`` with
+the responses served:
 
 - **lost** / **doubled**: responses served minus hits counted (or the reverse);
 - **resumed**: seconds from Redis answering again (the pause ending, SIGCONT, the restarted
   server answering ``PING``, ``maxmemory`` lifted, every node agreeing on the promoted replica)
-  to the first new hit counted; for the failover, also from the kill;
+  to the first new hit counted; for the failover, also from the kill, with the moment the nodes
+  agreed on the new master (the election) measured from the kill too;
 - **p99**: request latency, over the whole run and over the fault window (from the fault until
   2 s after Redis answers).
 
@@ -31,7 +34,6 @@ in flight at the kill; failover: 0 lost, resumed <= node timeout + 2 s after the
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
 import signal
@@ -45,13 +47,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import django
 from django.conf import settings
 
+from benchmarks.faults_load import Load
 from django_redis_metrics.testing import RedisClusterServers, RedisServer, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -238,32 +240,6 @@ def start_gunicorn(redis: Redis, prefix: str, log: Path) -> tuple[subprocess.Pop
             time.sleep(0.1)
 
 
-async def request(port: int, scheduled: float) -> tuple[float, float, int]:
-    loop = asyncio.get_running_loop()
-    try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 10)
-        writer.write(b"GET /page/ HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
-        data = await asyncio.wait_for(reader.read(), 10)
-        writer.close()
-        status = int(data.split(b" ", 2)[1])
-    except (OSError, TimeoutError, ValueError, IndexError):
-        status = 0
-    return scheduled, loop.time() - scheduled, status
-
-
-async def open_loop(port: int, rate: float, duration: float, start: float) -> list[Any]:
-    """Requests at ``start + i / rate`` (monotonic clock), each sent on time whatever the
-    others do."""
-    tasks = []
-    for index in range(int(rate * duration)):
-        scheduled = start + index / rate
-        delay = scheduled - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(request(port, scheduled)))
-    return list(await asyncio.gather(*tasks))
-
-
 def hits_counted() -> int:
     from django_redis_metrics import Counter
 
@@ -271,10 +247,16 @@ def hits_counted() -> int:
 
 
 def poll(result: Result, stop: threading.Event) -> None:
-    while not stop.is_set():
-        with contextlib.suppress(Exception):  # Redis is away: that is the point
-            result.samples.append((time.monotonic(), hits_counted()))
-        time.sleep(0.02)
+    """Read ``hits`` every 20 ms with a client that fails at once (short timeout, no retries),
+    each sample timed when its answer came: a slow, retried read would date its count late."""
+    from django_redis_metrics.core.connection import fail_fast_connection, using_client
+
+    with using_client(fail_fast_connection()):
+        while not stop.is_set():
+            with contextlib.suppress(Exception):  # Redis is away: that is the point
+                counted = hits_counted()
+                result.samples.append((time.monotonic(), counted))
+            time.sleep(0.02)
 
 
 def run(fault: Fault, options: argparse.Namespace, workdir: Path) -> Result:
@@ -291,13 +273,16 @@ def run(fault: Fault, options: argparse.Namespace, workdir: Path) -> Result:
     result = Result(fault)
     process, port = start_gunicorn(redis, prefix, log)
     result.served = 1  # the request that saw gunicorn answer
+    load = Load(port, options.rate)
     stop = threading.Event()
     poller = threading.Thread(target=poll, args=(result, stop), daemon=True)
     poller.start()
     # Warm up (workers, connections, scripts) at the same rate; served, not timed.
-    warm = asyncio.run(open_loop(port, options.rate, WARM_UP, time.monotonic() + 0.1))
+    load.start(time.monotonic() + 0.1, WARM_UP)
+    warm = load.answers()
     result.served += sum(1 for _at, _seconds, status in warm if status == 200)
     start = time.monotonic() + 0.2
+    load.start(start, options.duration)
 
     applied = threading.Event()
 
@@ -313,7 +298,7 @@ def run(fault: Fault, options: argparse.Namespace, workdir: Path) -> Result:
     faulting = threading.Thread(target=breaker)
     faulting.start()
     try:
-        answers = asyncio.run(open_loop(port, options.rate, options.duration, start))
+        answers = load.answers()
         applied.wait()
         result.served += sum(1 for _at, _seconds, status in answers if status == 200)
         result.failed = sum(1 for _at, _seconds, status in answers if status != 200)
@@ -328,6 +313,7 @@ def run(fault: Fault, options: argparse.Namespace, workdir: Path) -> Result:
                 last, changed = counted, time.monotonic()
             time.sleep(0.2)
     finally:
+        load.close()
         process.send_signal(signal.SIGTERM)  # workers flush at exit
         process.wait(30)
         with contextlib.suppress(Exception):
@@ -374,6 +360,16 @@ def print_table(results: list[Result], options: argparse.Namespace) -> None:
         )
         if result.failed:
             print(f"|   ({result.failed} requests got no 200) | | | | | | | | |")
+    for result in results:
+        resumed = result.resumed()
+        if result.fault.cluster and result.fault.apply and resumed is not None:
+            agreed = result.answered_at - result.fault_at
+            print(
+                f"\n{result.fault.label}: the nodes agreed on the new master {agreed:.2f} s "
+                f"after the kill; recording resumed {resumed - result.fault_at:.2f} s after the "
+                f"kill ({resumed - result.answered_at:.3f} s after they agreed); goal: resumed "
+                f"<= node timeout + 2 s = {options.node_timeout / 1000 + 2:.1f} s after the kill"
+            )
 
 
 def main() -> None:

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 CLUSTER_SLOTS = 16384
 PR_SET_PDEATHSIG = 1
@@ -93,6 +95,7 @@ class RedisServer:
         self.directory = Path(tempfile.mkdtemp(prefix=f"drm-redis-{self.port}-"))
         self.socket_path = self.directory / "redis.sock" if unix_socket else None
         self.process: subprocess.Popen[bytes] | None = None
+        self._probe: redis.Redis | None = None
 
     @property
     def url(self) -> str:
@@ -100,6 +103,19 @@ class RedisServer:
 
     def client(self) -> redis.Redis:
         return redis.Redis(host="127.0.0.1", port=self.port)
+
+    def probe(self) -> redis.Redis:
+        """A client that fails at once (1 s timeout, no retries), for polling a server that may
+        be failing: a poll's answer then tells when, not after how many retries."""
+        if self._probe is None:
+            self._probe = redis.Redis(
+                host="127.0.0.1",
+                port=self.port,
+                socket_timeout=1,
+                socket_connect_timeout=1,
+                retry=Retry(NoBackoff(), 0),
+            )
+        return self._probe
 
     def start(self) -> RedisServer:
         args = [
@@ -180,6 +196,9 @@ class RedisServer:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+        if self._probe is not None:
+            self._probe.close()
+            self._probe = None
 
     def cleanup(self) -> None:
         """Stop the server and remove its directory."""
@@ -271,11 +290,12 @@ class RedisClusterServers:
         raise RuntimeError(f"No node serves the slot of {key!r}.")
 
     def failed_over(self, dead: RedisServer) -> bool:
-        """Whether every live node sees the cluster healthy, with no slot served by ``dead``."""
+        """Whether every live node sees the cluster healthy, with no slot served by ``dead``
+        (each asked once, without retries: an error means "ask again")."""
         for node in self.nodes:
             if node is dead or node.process is None:
                 continue
-            client = node.client()
+            client = node.probe()
             if _fields(_command(client, "CLUSTER INFO")).get("cluster_state") != "ok":
                 return False
             slots = _command(client, "CLUSTER SLOTS")

@@ -163,9 +163,9 @@ def _cache_alias_client(alias: str) -> RedisClient:
 
 
 def refresh_cluster_slots(client: RedisClient) -> None:
-    """After a failed call on Redis Cluster, reload ``client``'s slot map from any node that
-    answers, so that the next call reaches a replica promoted meanwhile rather than the dead
-    master; a no-op for a single node, and silent while no node answers."""
+    """Reload ``client``'s slot map from any node that answers (the sender's slot watch, once a
+    node names a newly promoted master); a no-op for a single node, and silent while no node
+    answers."""
     if isinstance(client, RedisCluster):
         with contextlib.suppress(*REDIS_ERRORS):
             client.nodes_manager.initialize()

@@ -8,8 +8,9 @@ The sender (``sender.py``) prepares and sends its batches through this module, w
   failing over: ``core.batch.is_outage``) from a refusal of one write (a data error: logged
   and dropped, never retried) and from a batch Redis refused as a whole for good (a bug or a
   misconfiguration: logged as an error and dropped, so it cannot block the writes behind it);
-- after a failure on Redis Cluster, refreshes the client's slot map, so the next attempt goes to
-  the replica promoted in the meantime;
+- on Redis Cluster, leaves the slot map to redis-py, which reloads it when a call meets a dead
+  node or ``MOVED`` (at the first one: see ``fail_fast_connection``); a replica promoted while a
+  batch waits is found by the sender's slot watch (``slots.py``);
 - paces the retries (:class:`Backoff`) and logs one warning when an outage starts and one when
   it ends (:class:`Outage`).
 
@@ -28,7 +29,6 @@ from ..core.connection import (
     RedisClient,
     fail_fast_connection,
     redacted,
-    refresh_cluster_slots,
     reset_connections,
 )
 from .reporting import data_errors, logger, report_data_error
@@ -104,16 +104,12 @@ def send(calls: Sequence[ScriptCall]) -> tuple[BaseException | None, int]:
     many idempotent calls Redis found already applied). Writes Redis refused one by one, and
     batches it refused for good, are logged (rate-limited) and not sent again.
     """
-    redis_client: RedisClient | None = None
     errors: list[tuple[ScriptCall, Exception]] = []
     duplicates: list[ScriptCall] = []
     try:
-        redis_client = client()
-        run_calls(redis_client, calls, errors, duplicates)
+        run_calls(client(), calls, errors, duplicates)
     except Exception as error:
         if is_outage(error):
-            if redis_client is not None:
-                refresh_cluster_slots(redis_client)
             return error, 0
         report_data_error("a batch", error, stored=False)
         return None, 0

@@ -8,7 +8,8 @@ A daemon thread waits up to ``SEND_DELAY`` after the first write it sees, merges
 through the fail-open client (``failopen.py``).
 
 While Redis fails, the batch is *held*: sent again, the same batch with the same numbers, after
-``SEND_RETRY_DELAY``, doubling up to ``SEND_RETRY_MAX_DELAY``; new writes queue behind it. Each
+``SEND_RETRY_DELAY``, doubling up to ``SEND_RETRY_MAX_DELAY``, or on Redis Cluster as soon as
+a replica was promoted for its slots (``slots.py``); new writes queue behind it. Each
 call of a batch goes through its script's idempotent variant (``core/scripts.py``) with this
 process's sender id and a number that grows with every call sent, so a batch whose reply was
 lost (it may have been applied) is not applied twice. When Redis answers, the backlog drains in
@@ -34,10 +35,11 @@ from ..bitmaps.ids import id_cache
 from ..conf import conf
 from ..core import deferral
 from ..core.batch import ScriptCall, is_outage
-from ..core.connection import using_client
+from ..core.connection import REDIS_ERRORS, using_client
 from . import failopen
 from .buffer import Buffer, Taken
 from .reporting import logger, report_data_error
+from .slots import SlotWatch
 from .writes import Submission, Writes, build_batch
 
 
@@ -47,6 +49,9 @@ class Held:
 
     calls: list[ScriptCall]
     taken: Taken
+    #: On Redis Cluster, who owns the batch's slots, watched once it failed (``slots.py``).
+    watch: SlotWatch | None = None
+    watched: bool = False
 
 
 def new_sender_id() -> str:
@@ -202,7 +207,7 @@ class Sender:
     def _send(self, held: Held, generation: int) -> None:
         error, duplicates = failopen.send(held.calls) if held.calls else (None, 0)
         if error is not None:
-            self._failed(error, generation)
+            self._failed(error, generation, held)
             return
         with self._lock:
             if generation != self._generation:
@@ -228,8 +233,10 @@ class Sender:
         with self._lock:  # flush() returns once the end of the outage is logged
             self._idle.notify_all()
 
-    def _failed(self, error: BaseException, generation: int) -> None:
-        """Redis failed: say so once per outage, then wait (backoff) before trying again."""
+    def _failed(self, error: BaseException, generation: int, held: Held | None = None) -> None:
+        """Redis failed: say so once per outage, then wait (backoff) before trying again; on a
+        cluster, check who owns the held batch's slots every ``SEND_RETRY_DELAY`` meanwhile,
+        and try again at once when a replica was promoted."""
         with self._lock:
             if generation != self._generation:
                 return
@@ -238,13 +245,38 @@ class Sender:
         with self._lock:  # counted once logged: whoever watches the count sees the warning
             self.failures += 1
         deadline = time.monotonic() + self._backoff.next_delay()
-        with self._lock:
-            while generation == self._generation and not self._hurry:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+        watch = self._watch(held)
+        while True:
+            with self._lock:
+                check_at = deadline
+                if watch is not None:
+                    check_at = min(deadline, time.monotonic() + conf.SEND_RETRY_DELAY)
+                while generation == self._generation and not self._hurry:
+                    remaining = check_at - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    self._changed.wait(remaining)
+                if watch is None or self._hurry or generation != self._generation:
                     break
-                self._changed.wait(remaining)
+                if time.monotonic() >= deadline:
+                    break
+            if watch.moved():  # a round trip: outside the lock
+                break
+        with self._lock:
             self._hurry = False
+
+    @staticmethod
+    def _watch(held: Held | None) -> SlotWatch | None:
+        """The held batch's slot watch, made at its first failure; ``None`` off a cluster."""
+        if held is None or not held.calls:
+            return None
+        if not held.watched:
+            try:
+                held.watch = SlotWatch.of(failopen.client(), held.calls)
+                held.watched = True
+            except REDIS_ERRORS:  # no client to be had yet: the backoff alone, this time
+                pass
+        return held.watch
 
     # Callers outside the thread.
 

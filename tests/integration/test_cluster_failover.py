@@ -1,17 +1,20 @@
 """Redis Cluster failover: the master of a metric's slot is killed; once a replica is promoted,
-the writes held meanwhile and those that follow are stored, each exactly once."""
+the writes held meanwhile and those that follow are stored, each exactly once, and at once
+rather than after the sender's backoff."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from redis.cluster import RedisCluster
 
 from django_redis_metrics import Counter
-from django_redis_metrics.core.connection import fail_fast_connection
+from django_redis_metrics.core.connection import REDIS_ERRORS, fail_fast_connection, using_client
 from django_redis_metrics.sending import sender
 from django_redis_metrics.sending.writes import Writes
 from django_redis_metrics.testing import RedisClusterServers
@@ -42,9 +45,9 @@ def on_replicated(
     return replicated
 
 
-def hit() -> None:
+def hit(name: str = "hits") -> None:
     writes = Writes()
-    writes.incr("hits")
+    writes.incr(name)
     assert sender.submit(writes)
 
 
@@ -96,3 +99,73 @@ def test_metrics_flow_again_after_the_master_of_their_slot_is_killed(
     client: Any = fail_fast_connection()
     node = client.get_node_from_key(Counter("hits").meta_key)
     assert node.port == new_master.port
+
+
+#: With retries this far apart, a sender that waited out its backoff would resume seconds
+#: after the promotion.
+LONG_BACKOFF = 5.0
+#: How soon after the cluster reported the promotion every write must be stored: the watch
+#: asks every SEND_RETRY_DELAY (0.1 s); the rest is a round trip or two and the polling.
+PROMPTLY = 1.5
+
+
+def intact_counter(servers: RedisClusterServers) -> Counter:
+    """A counter whose master is one of the cluster's first masters, alive, so its replica
+    is there to be promoted (another test may have killed a master already)."""
+    for index in range(100):
+        counter = Counter(f"prompt{index}")
+        master = servers.master_of(counter.meta_key)
+        if master in servers.masters and master.process is not None:
+            return counter
+    raise AssertionError("no master left with a replica")
+
+
+def test_a_held_batch_is_sent_once_a_replica_is_promoted_not_after_its_backoff(
+    settings: Any, on_replicated: RedisClusterServers
+) -> None:
+    settings.DJANGO_REDIS_METRICS = {
+        **settings.DJANGO_REDIS_METRICS,
+        "SEND_RETRY_MAX_DELAY": LONG_BACKOFF,
+    }
+    counter = intact_counter(on_replicated)
+    name = counter.name
+    hit(name)
+    assert sender.flush()
+    dead = on_replicated.master_of(counter.meta_key)
+    assert dead.client().execute_command("WAIT", 1, 5000) == 1
+    dead.kill()
+    deadline = time.monotonic() + 30
+    sent, promoted_at = 0, None
+    # Requests keep coming while the cluster elects; no flush(), which would cut the wait short.
+    while promoted_at is None and time.monotonic() < deadline:
+        hit(name)
+        sent += 1
+        try:
+            if on_replicated.failed_over(dead):
+                promoted_at = time.monotonic()
+        except REDIS_ERRORS:  # a node busy electing: ask again
+            pass
+        time.sleep(0.02)
+    assert promoted_at is not None, "the cluster did not fail over"
+    assert sender.sender.failures >= 1
+    # A reader of its own, made now: it knows the new master (the sender's client must not
+    # learn the new map from the test).
+    reader = RedisCluster.from_url(on_replicated.replicas[0].url)
+    stored_at = None
+    try:
+        with using_client(reader):
+            while stored_at is None and time.monotonic() < promoted_at + 15:
+                with contextlib.suppress(*REDIS_ERRORS):
+                    if counter.total(86400) == 1 + sent:
+                        stored_at = time.monotonic()
+                time.sleep(0.02)
+            assert stored_at is not None, "the writes held through the failover were not stored"
+            assert stored_at - promoted_at <= PROMPTLY, (
+                f"stored {stored_at - promoted_at:.2f} s after the promotion"
+            )
+            for _ in range(10):
+                hit(name)
+            assert sender.flush()
+            assert counter.total(86400) == 1 + sent + 10  # nothing lost, nothing twice
+    finally:
+        reader.close()
