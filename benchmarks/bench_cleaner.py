@@ -3,7 +3,7 @@ at an earlier commit (default: main before the batched cleaner), on the same pri
 the same run.
 
     python benchmarks/bench_cleaner.py [--counters 100,1000,10000] [--series 100,1000]
-        [--bitmaps 100,1000] [--baseline REF | --no-baseline]
+        [--bitmaps 100,1000] [--statistics 100,1000] [--baseline REF | --no-baseline]
 
 Each size gets fresh metrics under two prefixes, written the same way by this checkout (the
 write scripts are the same at both commits), one prefix cleaned by this checkout in this
@@ -14,6 +14,8 @@ retired). Event series (one hour retention, 20 events each) are cleaned 20 minut
 were written: 10 % then hold only expired events. Bitmaps (20 users each; hour, day, week and
 month periods) are cleaned 12 hours after they were marked: 90 % were marked over the last 20
 hours, 10 % from 40 hours before (their hours fall out: the default retention keeps 48).
+Statistics (default precisions and samples, 120 values each, 15 s apart) are busy, stopped
+or retired like the counters.
 The first pass does all that work; the second pass, over what is left, is the steady state of
 ``clean_metrics --loop``. For each pass the server's own figures are printed too: the CPU time
 of its main thread per metric (``INFO cpu``; the reader's reads included, the same on both
@@ -36,7 +38,7 @@ from common import baseline_tree, configure, run_worker, start, use_tree
 
 #: main before the batched cleaner (issue 13).
 CLEANER_BASELINE = "7bbe9c4"
-KINDS = ("counter", "events", "bitmap")
+KINDS = ("counter", "events", "bitmap", "statistic")
 DAY = 86400
 HOUR = 3600
 #: Seconds after the writes that a kind is cleaned at: 10 % of the event series then hold only
@@ -48,20 +50,26 @@ SLOW_US = 1000
 
 def populate(kind: str, size: int, now: float) -> None:
     """``size`` metrics of ``kind`` under the configured prefix (see the module docstring)."""
-    from django_redis_metrics import Batch, Counter, EventSeries, UniqueBitmap, get_redis_connection
+    from django_redis_metrics import (
+        Batch,
+        Counter,
+        EventSeries,
+        Statistic,
+        UniqueBitmap,
+        get_redis_connection,
+    )
 
     client = get_redis_connection()
     for index in range(size):
         group = index % 10
+        end = now - {8: 600, 9: 200 * DAY}.get(group, 0)  # stopped, retired, busy
         if kind == "counter":
-            counter = Counter(f"c{index}")
-            if group == 8:
-                end = now - 600
-            elif group == 9:
-                end = now - 200 * DAY
-            else:
-                end = now
-            counter.incr_many((end - 15 * step, 1) for step in range(120))
+            Counter(f"c{index}").incr_many((end - 15 * step, 1) for step in range(120))
+        elif kind == "statistic":
+            statistic = Statistic(f"s{index}")
+            with Batch(client) as batch:
+                for step in range(120):
+                    statistic.record(step, when=end - 15 * step, batch=batch)
         elif kind == "events":
             series = EventSeries(f"e{index}", retention=HOUR)
             with Batch(client) as batch:
@@ -168,6 +176,7 @@ def main() -> None:
     parser.add_argument("--counters", default="100,1000,10000", help="sizes, comma-separated")
     parser.add_argument("--series", default="100,1000", help="event series sizes")
     parser.add_argument("--bitmaps", default="100,1000", help="bitmap sizes")
+    parser.add_argument("--statistics", default="100,1000", help="statistic sizes")
     parser.add_argument("--baseline", default=CLEANER_BASELINE, help="git ref of 'today'")
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument(
@@ -185,7 +194,12 @@ def main() -> None:
         return
     server = start_cluster() if options.cluster else start()
     tree = None if options.no_baseline else baseline_tree(options.baseline)
-    plan = {"counter": options.counters, "events": options.series, "bitmap": options.bitmaps}
+    plan = {
+        "counter": options.counters,
+        "events": options.series,
+        "bitmap": options.bitmaps,
+        "statistic": options.statistics,
+    }
     rows: list[tuple[str, int, dict[str, Any], dict[str, Any] | None]] = []
     try:
         for kind in KINDS:

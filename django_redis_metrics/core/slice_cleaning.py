@@ -2,19 +2,39 @@
 counter cleaner (Redis in Action's ``clean_counters``, listing 5.5).
 
 Writes keep every precision within its samples (``lua/lib/slice_window.lua``); a pass trims
-metrics nobody writes any more before their TTL would (HSCAN + HDEL in bounded batches),
-compacts a hash that shrank, and forgets an emptied metric only through the atomic
+metrics nobody writes any more before their TTL would (a page of metrics in a few pipelined
+round trips), compacts a hash that shrank, and forgets an emptied metric only through the atomic
 ``metric_retire`` script, so a write racing the cleaner is never lost nor left unlisted.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from . import catalogue
-from .cleaning import BATCH_SIZE, CleanupReport, compact, due, listpack_entries, retire
+from .batch import ScriptCall, run_calls
+from .cleaning import BATCH_SIZE, CleanupReport, due, listpack_entries, retire
 from .connection import RedisClient, get_redis_connection
 from .keys import metric_key, to_str
+from .scripts import script
 from .sliced import precision_samples
 from .timeutil import When, to_timestamp
+
+
+@dataclass
+class _Due:
+    """One due precision hash of a metric: what a pass found and did there."""
+
+    name: str
+    precision: int
+    key: str
+    cutoff: float
+    length: int = 0
+    old: list[bytes | str] = field(default_factory=list)
+    removed: int = 0
+    remaining: int = 0
+    compacted: bool = False
 
 
 def clean_sliced(
@@ -26,37 +46,119 @@ def clean_sliced(
     dry_run: bool = False,
     batch_size: int = BATCH_SIZE,
 ) -> CleanupReport:
-    """One cleaning pass over every metric of ``kind``; ``passes`` selects the precisions due."""
+    """One cleaning pass over every metric of ``kind``; ``passes`` selects the precisions due.
+
+    ``batch_size`` metrics a page, each page in a few pipelined round trips: the meta hashes,
+    the lengths of the due precision hashes, the fields of those holding at most
+    ``batch_size`` (a bigger one, grown by a version without write-time retention, is trimmed
+    alone in HSCAN/HDEL steps), then the deletions."""
     client = client or get_redis_connection()
     timestamp = to_timestamp(now, "now")
     report = CleanupReport(kind, dry_run=dry_run)
     entries = 0 if dry_run else listpack_entries(client)
+    page: list[str] = []
     for name in catalogue.names(client, kind, forget=not dry_run):
+        page.append(name)
+        if len(page) == batch_size:
+            _clean_page(client, kind, page, timestamp, passes, dry_run, batch_size, entries, report)
+            page = []
+    if page:
+        _clean_page(client, kind, page, timestamp, passes, dry_run, batch_size, entries, report)
+    return report
+
+
+def _pipelined(client: RedisClient, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """``commands`` in one pipelined round trip (per node on Redis Cluster), not a transaction."""
+    if not commands:
+        return []
+    pipe = client.pipeline(transaction=False)
+    for command, *args in commands:
+        getattr(pipe, command)(*args)
+    return list(pipe.execute())
+
+
+def _clean_page(
+    client: RedisClient,
+    kind: str,
+    names: list[str],
+    timestamp: float,
+    passes: int,
+    dry_run: bool,
+    batch_size: int,
+    entries: int,
+    report: CleanupReport,
+) -> None:
+    meta_keys = [metric_key(kind, name, "meta") for name in names]
+    metas = _pipelined(client, [("hgetall", key) for key in meta_keys])
+    dues: dict[str, list[_Due]] = {}
+    kept: set[str] = set()
+    for name, meta_key, raw in zip(names, meta_keys, metas, strict=True):
         report.metrics_checked += 1
-        meta_key = metric_key(kind, name, "meta")
-        meta = precision_samples(client.hgetall(meta_key))
+        meta = precision_samples(raw)
         if not meta:  # listed but never written, or retired meanwhile
             if not dry_run and catalogue.unregister(client, kind, name, meta_key):
                 report.metrics_removed.append(name)
             continue
-        emptied = True
+        dues[name] = []
         for precision, samples in sorted(meta.items()):
             if not due(precision, passes):
-                emptied = False
+                kept.add(name)
                 continue
             key = metric_key(kind, name, precision)
-            cutoff = timestamp - samples * precision
-            removed, remaining = _trim(client, key, cutoff, dry_run, batch_size)
-            report.items_removed += removed
-            if removed:
-                report.details.append(f"{kind} {name!r} precision {precision}s: {removed} slices")
-                if not dry_run and remaining and compact(client, key, entries):
-                    report.details.append(f"{kind} {name!r} precision {precision}s: compacted")
-            emptied = emptied and remaining == 0
-        if emptied and (dry_run or _retire(client, kind, name, meta_key, sorted(meta))):
-            report.metrics_removed.append(name)
-            report.details.append(f"{kind} {name!r}: empty, removed from the catalogue")
-    return report
+            dues[name].append(_Due(name, precision, key, timestamp - samples * precision))
+    every = [item for items in dues.values() for item in items]
+    lengths = _pipelined(client, [("hlen", i.key) for i in every])
+    for item, length in zip(every, lengths, strict=True):
+        item.length = item.remaining = int(length)
+    small = [item for item in every if 0 < item.length <= batch_size]
+    fields_of = _pipelined(client, [("hkeys", i.key) for i in small])
+    for item, fields in zip(small, fields_of, strict=True):
+        item.old = [f for f in fields if int(to_str(f)) <= item.cutoff]
+    for item in every:
+        if item.length > batch_size:
+            item.removed, item.remaining = _trim(client, item.key, item.cutoff, dry_run, batch_size)
+        elif dry_run:
+            item.removed, item.remaining = len(item.old), item.length - len(item.old)
+    trimmed = [item for item in small if item.old and not dry_run]
+    replies = _pipelined(
+        client,
+        [command for i in trimmed for command in (("hdel", i.key, *i.old), ("hlen", i.key))],
+    )
+    for index, item in enumerate(trimmed):
+        item.removed, item.remaining = int(replies[2 * index]), int(replies[2 * index + 1])
+    shrunk = [item for item in every if item.removed and item.remaining and not dry_run]
+    if shrunk:
+        compact = script("hash_compact")
+        calls = [ScriptCall(compact, [item.key], [entries]) for item in shrunk]
+        for item, compacted in zip(shrunk, run_calls(client, calls), strict=True):
+            item.compacted = bool(int(compacted))
+    for name, items in dues.items():
+        _report(client, kind, name, items, name not in kept, dry_run, report)
+
+
+def _report(
+    client: RedisClient,
+    kind: str,
+    name: str,
+    items: list[_Due],
+    all_due: bool,
+    dry_run: bool,
+    report: CleanupReport,
+) -> None:
+    """One metric's share of the pass: its report, and its retirement once emptied."""
+    for item in items:
+        report.items_removed += item.removed
+        if item.removed:
+            where = f"{kind} {name!r} precision {item.precision}s"
+            report.details.append(f"{where}: {item.removed} slices")
+            if item.compacted:
+                report.details.append(f"{where}: compacted")
+    emptied = all_due and all(item.remaining == 0 for item in items)
+    precisions = [item.precision for item in items]
+    meta_key = metric_key(kind, name, "meta")
+    if emptied and (dry_run or _retire(client, kind, name, meta_key, precisions)):
+        report.metrics_removed.append(name)
+        report.details.append(f"{kind} {name!r}: empty, removed from the catalogue")
 
 
 def _trim(
