@@ -9,6 +9,7 @@ round trips), compacts a hash that shrank, and forgets an emptied metric only th
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,9 @@ from .keys import metric_key, to_str
 from .scripts import script
 from .sliced import precision_samples
 from .timeutil import When, to_timestamp
+
+#: Most hash fields one round trip of a pass reads (``HKEYS``) or deletes, all hashes together.
+FIELDS_PER_ROUND_TRIP = 10_000
 
 
 @dataclass
@@ -111,21 +115,11 @@ def _clean_page(
     for item, length in zip(every, lengths, strict=True):
         item.length = item.remaining = int(length)
     small = [item for item in every if 0 < item.length <= batch_size]
-    fields_of = _pipelined(client, [("hkeys", i.key) for i in small])
-    for item, fields in zip(small, fields_of, strict=True):
-        item.old = [f for f in fields if int(to_str(f)) <= item.cutoff]
+    for chunk in _by_fields(small):
+        _trim_small(client, chunk, dry_run)
     for item in every:
         if item.length > batch_size:
             item.removed, item.remaining = _trim(client, item.key, item.cutoff, dry_run, batch_size)
-        elif dry_run:
-            item.removed, item.remaining = len(item.old), item.length - len(item.old)
-    trimmed = [item for item in small if item.old and not dry_run]
-    replies = _pipelined(
-        client,
-        [command for i in trimmed for command in (("hdel", i.key, *i.old), ("hlen", i.key))],
-    )
-    for index, item in enumerate(trimmed):
-        item.removed, item.remaining = int(replies[2 * index]), int(replies[2 * index + 1])
     shrunk = [item for item in every if item.removed and item.remaining and not dry_run]
     if shrunk:
         compact = script("hash_compact")
@@ -134,6 +128,44 @@ def _clean_page(
             item.compacted = bool(int(compacted))
     for name, items in dues.items():
         _report(client, kind, name, items, name not in kept, dry_run, report)
+
+
+def _by_fields(items: list[_Due]) -> Iterator[list[_Due]]:
+    """``items`` in runs holding at most ``FIELDS_PER_ROUND_TRIP`` fields in all (at least one
+    item each): what one round trip reads, and Redis and this process hold at once."""
+    run: list[_Due] = []
+    fields = 0
+    for item in items:
+        if run and fields + item.length > FIELDS_PER_ROUND_TRIP:
+            yield run
+            run, fields = [], 0
+        run.append(item)
+        fields += item.length
+    if run:
+        yield run
+
+
+def _trim_small(client: RedisClient, items: list[_Due], dry_run: bool) -> None:
+    """Read the fields of ``items``' hashes (one round trip), then delete those that fell out
+    and read what remains (one more)."""
+    for item, fields in zip(
+        items, _pipelined(client, [("hkeys", i.key) for i in items]), strict=True
+    ):
+        item.old = [name for name in fields if _is_before(name, item.cutoff)]
+        item.removed, item.remaining = len(item.old), item.length - len(item.old)
+    trimmed = [item for item in items if item.old and not dry_run]
+    commands = [command for i in trimmed for command in (("hdel", i.key, *i.old), ("hlen", i.key))]
+    replies = _pipelined(client, commands)
+    for index, item in enumerate(trimmed):
+        item.removed, item.remaining = int(replies[2 * index]), int(replies[2 * index + 1])
+
+
+def _is_before(field_name: bytes | str, cutoff: float) -> bool:
+    """Whether a field names a slice starting at or before ``cutoff`` (other fields are kept)."""
+    try:
+        return int(to_str(field_name)) <= cutoff
+    except ValueError:
+        return False
 
 
 def _report(
@@ -169,7 +201,7 @@ def _trim(
     seen = 0
     for field_name, _ in client.hscan_iter(key, count=batch_size):
         seen += 1
-        if int(to_str(field_name)) <= cutoff:
+        if _is_before(field_name, cutoff):
             old.append(field_name)
     if dry_run:
         return len(old), seen - len(old)

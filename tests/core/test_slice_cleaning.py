@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from django_redis_metrics import Gauge, Statistic
+from django_redis_metrics.core import slice_cleaning
 from django_redis_metrics.core.slice_cleaning import clean_sliced
 from django_redis_metrics.gauge.cleaner import clean_gauges
 from django_redis_metrics.statistic.cleaner import clean_statistics
@@ -55,6 +56,49 @@ def test_a_page_of_metrics_costs_a_few_round_trips_not_a_few_per_metric(
         for second in range(10):
             stat.record(second, when=T0 + second)
     trips = RoundTrips(monkeypatch)
-    report = trips.measure(lambda: clean_statistics(now=T0 + 15))
-    assert report <= 10  # one by one, these 40 took 283
+    taken = trips.measure(lambda: clean_statistics(now=T0 + 15))
+    assert taken <= 10  # one by one, these 40 took 283
     assert all(slices(single, Statistic(f"view:{n}").key(1))[0] == T0 + 6 for n in range(40))
+
+
+def test_a_field_that_names_no_slice_is_kept_and_blocks_nothing(backend: Any) -> None:
+    """A stray field in one statistic's hash is left alone; every metric of the page, that one
+    included, is still trimmed."""
+    stats = [Statistic(name, precisions=[1], samples=10) for name in ("a", "b", "c")]
+    for second in range(10):
+        for stat in stats:
+            stat.record(second, when=T0 + second)
+    backend.client.hset(stats[1].key(1), "junk", "1")
+    report = clean_statistics(now=T0 + 15)
+    assert report.items_removed == 3 * 6
+    assert [slices_and_junk(backend, stat.key(1)) for stat in stats] == [
+        [str(T0 + s) for s in range(6, 10)],
+        [*(str(T0 + s) for s in range(6, 10)), "junk"],
+        [str(T0 + s) for s in range(6, 10)],
+    ]
+
+
+def slices_and_junk(backend: Any, key: str) -> list[str]:
+    return sorted(field.decode() for field in backend.client.hkeys(key))
+
+
+def test_a_round_trip_reads_a_bounded_number_of_fields(
+    single: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At most 25 fields a round trip: 12 hashes of 10 fields are read in six runs of two, and
+    trimmed in six more, where a pass with nothing to trim reads them in one."""
+    for n in range(12):
+        stat = Statistic(f"bounded:{n}", precisions=[1], samples=10)
+        for second in range(10):
+            stat.record(second, when=T0 + second)
+    trips = RoundTrips(monkeypatch)
+    monkeypatch.setattr(slice_cleaning, "FIELDS_PER_ROUND_TRIP", 25)
+    bounded = trips.measure(lambda: clean_statistics(now=T0 + 15))
+    monkeypatch.setattr(slice_cleaning, "FIELDS_PER_ROUND_TRIP", 10_000)
+    nothing_to_trim = trips.measure(lambda: clean_statistics(now=T0 + 15))
+    # 6 reads + 6 deletions + 1 compaction pipeline, against 1 read.
+    assert bounded - nothing_to_trim == 6 + 6 + 1 - 1
+    assert all(
+        slices(single, Statistic(f"bounded:{n}").key(1)) == [T0 + s for s in range(6, 10)]
+        for n in range(12)
+    )
