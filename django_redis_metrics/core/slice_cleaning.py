@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import islice
 
 from . import catalogue
 from .batch import ScriptCall, run_calls
 from .cleaning import BATCH_SIZE, CleanupReport, due, listpack_entries, retire
 from .connection import RedisClient, get_redis_connection
 from .keys import metric_key, to_str
+from .reads import run_reads
 from .scripts import script
 from .sliced import precision_samples
 from .timeutil import When, to_timestamp
@@ -30,7 +31,6 @@ FIELDS_PER_ROUND_TRIP = 10_000
 class _Due:
     """One due precision hash of a metric: what a pass found and did there."""
 
-    name: str
     precision: int
     key: str
     cutoff: float
@@ -60,25 +60,16 @@ def clean_sliced(
     timestamp = to_timestamp(now, "now")
     report = CleanupReport(kind, dry_run=dry_run)
     entries = 0 if dry_run else listpack_entries(client)
-    page: list[str] = []
-    for name in catalogue.names(client, kind, forget=not dry_run):
-        page.append(name)
-        if len(page) == batch_size:
-            _clean_page(client, kind, page, timestamp, passes, dry_run, batch_size, entries, report)
-            page = []
-    if page:
+    names = catalogue.names(client, kind, forget=not dry_run)
+    for page in _in_runs(names, batch_size):
         _clean_page(client, kind, page, timestamp, passes, dry_run, batch_size, entries, report)
     return report
 
 
-def _pipelined(client: RedisClient, commands: list[tuple[Any, ...]]) -> list[Any]:
-    """``commands`` in one pipelined round trip (per node on Redis Cluster), not a transaction."""
-    if not commands:
-        return []
-    pipe = client.pipeline(transaction=False)
-    for command, *args in commands:
-        getattr(pipe, command)(*args)
-    return list(pipe.execute())
+def _in_runs(names: Iterator[str], size: int) -> Iterator[list[str]]:
+    """``names`` in lists of ``size`` (the last one shorter)."""
+    while page := list(islice(names, size)):
+        yield page
 
 
 def _clean_page(
@@ -93,7 +84,7 @@ def _clean_page(
     report: CleanupReport,
 ) -> None:
     meta_keys = [metric_key(kind, name, "meta") for name in names]
-    metas = _pipelined(client, [("hgetall", key) for key in meta_keys])
+    metas = run_reads(client, [("hgetall", (key,)) for key in meta_keys], raise_on_error=True)
     dues: dict[str, list[_Due]] = {}
     kept: set[str] = set()
     for name, meta_key, raw in zip(names, meta_keys, metas, strict=True):
@@ -109,9 +100,9 @@ def _clean_page(
                 kept.add(name)
                 continue
             key = metric_key(kind, name, precision)
-            dues[name].append(_Due(name, precision, key, timestamp - samples * precision))
+            dues[name].append(_Due(precision, key, timestamp - samples * precision))
     every = [item for items in dues.values() for item in items]
-    lengths = _pipelined(client, [("hlen", i.key) for i in every])
+    lengths = run_reads(client, [("hlen", (i.key,)) for i in every], raise_on_error=True)
     for item, length in zip(every, lengths, strict=True):
         item.length = item.remaining = int(length)
     small = [item for item in every if 0 < item.length <= batch_size]
@@ -148,14 +139,13 @@ def _by_fields(items: list[_Due]) -> Iterator[list[_Due]]:
 def _trim_small(client: RedisClient, items: list[_Due], dry_run: bool) -> None:
     """Read the fields of ``items``' hashes (one round trip), then delete those that fell out
     and read what remains (one more)."""
-    for item, fields in zip(
-        items, _pipelined(client, [("hkeys", i.key) for i in items]), strict=True
-    ):
+    fields_of = run_reads(client, [("hkeys", (i.key,)) for i in items], raise_on_error=True)
+    for item, fields in zip(items, fields_of, strict=True):
         item.old = [name for name in fields if _is_before(name, item.cutoff)]
         item.removed, item.remaining = len(item.old), item.length - len(item.old)
     trimmed = [item for item in items if item.old and not dry_run]
-    commands = [command for i in trimmed for command in (("hdel", i.key, *i.old), ("hlen", i.key))]
-    replies = _pipelined(client, commands)
+    commands = [c for i in trimmed for c in (("hdel", (i.key, *i.old)), ("hlen", (i.key,)))]
+    replies = run_reads(client, commands, raise_on_error=True)
     for index, item in enumerate(trimmed):
         item.removed, item.remaining = int(replies[2 * index]), int(replies[2 * index + 1])
 

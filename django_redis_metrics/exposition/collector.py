@@ -19,11 +19,11 @@ from prometheus_client.registry import Collector
 from ..bitmaps import UniqueBitmap
 from ..core.connection import get_redis_connection
 from ..core.periods import period_class
+from ..core.reads import Read, run_reads
 from ..counter import Counter
 from ..estimates import UniqueEstimate
 from ..gauge import Gauge
 from ..statistic import Statistic
-from .reads import Read, run_reads
 
 #: Prefix of every family this app exposes.
 NAMESPACE = "django_redis_metrics"
@@ -46,7 +46,7 @@ class Plan:
         self.reads += commands
 
     def run(self) -> None:
-        replies = run_reads(get_redis_connection(), self.reads)
+        replies = run_reads(get_redis_connection(), self.reads, raise_on_error=False)
         for start, size, parse, use in self.parsers:
             answers = replies[start : start + size]
             if not any(isinstance(answer, Exception) for answer in answers):
