@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from ..core.connection import get_redis_connection
+from ..core.drive import drive
 from ..core.keys import to_str
 from ..core.retention import ttl_ms
 from ..core.scripts import ScriptLibrary
-from ..core.steps import Op, Script, Steps, drive
+from ..core.steps import Op, Script, Steps
 from ..core.timeutil import When
 from ..core.validation import positive_int
 from .codec import (
@@ -138,11 +139,15 @@ class SeriesQueries(SeriesKeys):
         (however late or back-dated) drops that window from the cache in the same atomic step.
         A clipped window is always counted, never cached.
         """
-        client = get_redis_connection()
+        return drive(self._counts_steps(start, end, window, cache))
+
+    def _counts_steps(
+        self, start: When, end: When, window: int | float, cache: bool
+    ) -> Steps[list[int]]:
         counts_script = script("events_counts")
         result: list[int] = []
         for keys, args in self.plan_counts(start, end, window, cache=cache):
-            result += parse_counts(counts_script(client, keys, args))
+            result += parse_counts((yield Script(counts_script, keys, args)))
         return result
 
     def plan_counts(

@@ -2,14 +2,14 @@
 
 Metric names become the value of the ``metric`` label of one family per kind, so the number of
 Prometheus series follows the number of metrics (bounded by the app's own caps), never the
-traffic. Everything is read from Redis in a few pipelined round trips per scrape, through each
-model's own read hooks (``*_reads()``: the commands, and how to parse their replies), so every
-process of the site and every scraper see the same numbers.
+traffic. Everything is read from Redis in a few pipelined round trips per scrape: each model's
+own read steps (``core/steps.py``), run together by the gather driver, so every process of the
+site and every scraper see the same numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,9 +17,9 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from ..bitmaps import UniqueBitmap
-from ..core.connection import get_redis_connection
+from ..core.drive import gather
 from ..core.periods import period_class
-from ..core.reads import Read, run_reads
+from ..core.steps import Op, Steps
 from ..counter import Counter
 from ..estimates import UniqueEstimate
 from ..gauge import Gauge
@@ -30,27 +30,22 @@ NAMESPACE = "django_redis_metrics"
 #: The quantiles a statistic's summary carries.
 QUANTILES = (("0.5", "p50"), ("0.95", "p95"), ("0.99", "p99"))
 
-Parse = Callable[[list[Any]], Any]
-
 
 @dataclass
 class Plan:
-    """The reads of one scrape, each with what to do with its parsed answer."""
+    """The reads of one scrape, each with what to do with its answer."""
 
-    reads: list[Read] = field(default_factory=list)
-    parsers: list[tuple[int, int, Parse, Callable[[Any], None]]] = field(default_factory=list)
+    reads: list[Steps[Any]] = field(default_factory=list)
+    uses: list[Callable[[Any], None]] = field(default_factory=list)
 
-    def add(self, hook: tuple[Sequence[Read], Parse], use: Callable[[Any], None]) -> None:
-        commands, parse = hook
-        self.parsers.append((len(self.reads), len(commands), parse, use))
-        self.reads += commands
+    def add(self, steps: Steps[Any], use: Callable[[Any], None]) -> None:
+        self.reads.append(steps)
+        self.uses.append(use)
 
     def run(self) -> None:
-        replies = run_reads(get_redis_connection(), self.reads, raise_on_error=False)
-        for start, size, parse, use in self.parsers:
-            answers = replies[start : start + size]
-            if not any(isinstance(answer, Exception) for answer in answers):
-                use(parse(answers))  # a key of another type under our PREFIX: left out
+        for answer, use in zip(gather(self.reads), self.uses, strict=True):
+            if not isinstance(answer, Exception):
+                use(answer)  # a key of another type under our PREFIX: left out
 
 
 def current_period(metric: UniqueBitmap | UniqueEstimate, period: str) -> Any:
@@ -73,14 +68,14 @@ class MetricsCollector(Collector):
             labels=["metric"],
         )
         for counter in Counter.objects.all():
-            plan.add(counter.lifetime_total_reads(), _adder(counters, counter.name))
+            plan.add(counter._lifetime_total_steps(), _adder(counters, counter.name))
         yield counters
 
         gauges = GaugeMetricFamily(
             f"{NAMESPACE}_gauge", "The latest value set on each gauge.", labels=["metric"]
         )
         for gauge in Gauge.objects.all():
-            plan.add(gauge.latest_reads(), _latest_adder(gauges, gauge.name))
+            plan.add(gauge._latest_steps(), _latest_adder(gauges, gauge.name))
         yield gauges
 
         summaries = Metric(
@@ -91,8 +86,10 @@ class MetricsCollector(Collector):
         )
         for statistic in Statistic.objects.all():
             finest = min(statistic.precisions)
-            plan.add(statistic.summary_reads(finest), _quantiles_adder(summaries, statistic.name))
-            plan.add(statistic.totals_reads(), _totals_adder(summaries, statistic.name))
+            plan.add(
+                statistic._summary_steps(finest, None), _quantiles_adder(summaries, statistic.name)
+            )
+            plan.add(statistic._totals_steps(), _totals_adder(summaries, statistic.name))
         yield summaries
 
         users = GaugeMetricFamily(
@@ -102,9 +99,8 @@ class MetricsCollector(Collector):
         )
         for bitmap in UniqueBitmap.objects.all():
             for period in bitmap.periods:
-                hook: tuple[list[Read], Parse]
-                hook = ([("bitcount", (current_period(bitmap, period),))], _first_int)
-                plan.add(hook, _adder(users, bitmap.name, period))
+                key = current_period(bitmap, period)
+                plan.add(_count_steps(Op("bitcount", key)), _adder(users, bitmap.name, period))
         yield users
 
         estimates = GaugeMetricFamily(
@@ -118,13 +114,13 @@ class MetricsCollector(Collector):
                 # Through execute_command: redis-py's cluster pipeline refuses its pfcount(),
                 # which may name keys in several slots (one key always has one).
                 key = current_period(estimate, period)
-                hook = ([("execute_command", ("PFCOUNT", key))], _first_int)
-                plan.add(hook, _adder(estimates, estimate.name, period))
+                count = _count_steps(Op("execute_command", "PFCOUNT", key))
+                plan.add(count, _adder(estimates, estimate.name, period))
         yield estimates
 
 
-def _first_int(replies: list[Any]) -> int:
-    return int(replies[0])
+def _count_steps(read: Op) -> Steps[int]:
+    return int((yield read))
 
 
 def _adder(family: Any, *labels: str) -> Callable[[Any], None]:
