@@ -39,9 +39,9 @@ class Metric:
         return metric_key(self.KIND, self.name, "meta")
 
     def _listing_steps(self, unlisted: Any) -> Steps[None]:
-        """The follow-up of a write on Redis Cluster whose script reported the metric
-        ``unlisted``: list it now, as the catalogue lives in another slot (on a single node
-        the script did, and the write has no follow-up)."""
+        """A write's follow-up: on Redis Cluster, where the catalogue lives in another slot, a
+        metric its script reported ``unlisted`` is listed now (on a single node the script
+        listed it, and reports nothing unlisted); the write's result is ``None``."""
         if int(unlisted):
             yield from catalogue.listing_steps(self.KIND, self.name, self.meta_key)
 

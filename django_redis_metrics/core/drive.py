@@ -64,7 +64,7 @@ async def adrive(steps: Steps[T], client: AsyncRedisClient | None = None) -> T:
         client = client or get_async_connection()
         while True:
             try:
-                reply = await _arun_step(client, step)
+                reply = await _send_async(client, step)
             except Exception as exc:
                 step = steps.throw(exc)
             else:
@@ -76,7 +76,7 @@ async def adrive(steps: Steps[T], client: AsyncRedisClient | None = None) -> T:
         finish(steps)
 
 
-async def _arun_step(client: AsyncRedisClient, step: Step) -> Any:
+async def _send_async(client: AsyncRedisClient, step: Step) -> Any:
     if isinstance(step, Script):
         return await adrive(step.steps(), client)
     if isinstance(step, Op):

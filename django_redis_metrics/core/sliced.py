@@ -118,7 +118,7 @@ class SlicedMetric(Metric):
             call_args += [precision, slice_start(timestamp, precision)]
         if inline:
             keys.append(catalogue_key(self.KIND))
-        return ScriptCall(script, keys, call_args, None if inline else self._listing_steps)
+        return ScriptCall(script, keys, call_args, self._listing_steps)
 
     @staticmethod
     def _send(make: Callable[[RedisClient], ScriptCall], batch: Batch | None) -> None:

@@ -151,9 +151,7 @@ class Counter(SlicedMetric):
                 args += [start, count]
         if inline:
             keys.append(catalogue_key(KIND))
-        return ScriptCall(
-            script("counter_incr"), keys, args, None if inline else self._listing_steps
-        )
+        return ScriptCall(script("counter_incr"), keys, args, self._listing_steps)
 
     def _incr_steps(self, client: AnyRedisClient, count: object, when: When) -> Steps[None]:
         """``incr``'s write, checked, as steps (``client`` tells whether the script lists the

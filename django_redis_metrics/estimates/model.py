@@ -129,9 +129,7 @@ class UniqueEstimate(PeriodicMetric):
         ]
         for period, expires, oldest in periods:
             args += [period.suffix, int(period.start_ts), expires, int(oldest)]
-        return ScriptCall(
-            script("estimate_add"), keys, args, None if inline else self._listing_steps
-        )
+        return ScriptCall(script("estimate_add"), keys, args, self._listing_steps)
 
     async def aadd(self, item: object, when: When = None) -> None:
         """``add`` awaited: one atomic round trip. (``add(defer=True)`` never waits on Redis
