@@ -18,7 +18,7 @@ from redis.exceptions import ResponseError
 from .aconnection import get_async_connection
 from .connection import AsyncRedisClient, RedisClient, get_redis_connection
 from .gather import gather_steps
-from .steps import Op, Pipe, Script, Step, Steps, finish
+from .steps import Op, Pipe, Script, ScriptCall, Step, Steps, finish
 
 T = TypeVar("T")
 
@@ -49,7 +49,7 @@ def run_step(client: RedisClient, step: Step) -> Any:
         return step.script(client, step.keys, step.args)
     if isinstance(step, Op):
         return getattr(client, step.method)(*step.args, **step.kwargs)
-    if isinstance(client, redis.Redis) and client.connection is None and _scripts_only(step):
+    if isinstance(client, redis.Redis) and client.connection is None and _writes_only(step):
         return _send_direct(client, step.ops)  # type: ignore[arg-type]
     pipe = client.pipeline(transaction=False)
     _queue(pipe, step.ops)
@@ -100,13 +100,14 @@ def _queue(pipe: Any, ops: Sequence[Op | Script]) -> None:
             getattr(pipe, op.method)(*op.args, **op.kwargs)
 
 
-def _scripts_only(step: Pipe) -> bool:
-    return not step.raise_on_error and all(isinstance(op, Script) for op in step.ops)
+def _writes_only(step: Pipe) -> bool:
+    """Whether ``step`` is a batch of writes (``core.batch.calls_steps``'s pipeline)."""
+    return not step.raise_on_error and all(isinstance(op, ScriptCall) for op in step.ops)
 
 
-def _send_direct(client: redis.Redis, calls: Sequence[Script]) -> list[Any]:
+def _send_direct(client: redis.Redis, calls: Sequence[ScriptCall]) -> list[Any]:
     """What ``pipeline(transaction=False).execute(raise_on_error=False)`` does on one server
-    for script calls, retries included, without its per-command bookkeeping (this is the sender
+    for a batch of writes, retries included, without its per-command bookkeeping (this is the sender
     thread's hot path): one packed write, every reply read (error replies as exceptions) so the
     pooled socket stays in step."""
     commands = [
