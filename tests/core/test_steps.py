@@ -13,7 +13,7 @@ from django_redis_metrics.core.batch import ScriptCall, calls_steps
 from django_redis_metrics.core.gather import gather_steps
 from django_redis_metrics.core.keys import catalogue_key
 from django_redis_metrics.core.scripts import LuaScript, MetricsRefused
-from django_redis_metrics.core.steps import Op, Pipe, Script, Steps, reads_of
+from django_redis_metrics.core.steps import Op, Pipe, Script, Steps
 
 
 def replay(steps: Steps[Any], *replies: Any) -> tuple[list[Any], Any]:
