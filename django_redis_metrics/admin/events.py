@@ -8,11 +8,10 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.template.response import TemplateResponse
 
-from ..core.connection import get_redis_connection
 from ..core.drive import drive
 from ..core.gather import pipelined_steps
 from ..core.keys import to_str
-from ..core.steps import Op, Script
+from ..core.steps import Op, Script, pipe_steps
 from ..events import EventSeries
 from ..events.codec import score
 from ..events.queries import script
@@ -80,12 +79,12 @@ def event_series_list(request: HttpRequest, context: dict[str, Any]) -> Template
     page, query, count = listing_page(request, EventSeries.objects.names())
     series_list = EventSeries.objects.many(page.object_list)
     now = common.current_time()
-    pipe = get_redis_connection().pipeline(transaction=False)
+    ops: list[Op] = []
     for series in series_list:
-        pipe.zcount(series.time_key, score(now - 3600), score(now))
-        pipe.zcount(series.time_key, score(now - 86400), score(now))
-        pipe.zcard(series.time_key)
-    replies = iter(pipe.execute() if series_list else [])
+        ops.append(Op("zcount", series.time_key, score(now - 3600), score(now)))
+        ops.append(Op("zcount", series.time_key, score(now - 86400), score(now)))
+        ops.append(Op("zcard", series.time_key))
+    replies = iter(drive(pipe_steps(ops)))
     rows = [
         {
             "series": series,

@@ -138,7 +138,7 @@ class SlicedMetric(Metric):
         catalogue.unregister(client, self.KIND, self.name, self.meta_key)
 
     def exists(self) -> bool:
-        return bool(get_redis_connection().exists(self.meta_key))
+        return drive(self._exists_steps())
 
     def _slices(self, precision: int, chunk: int = 1000) -> list[tuple[int, str]]:
         """Every stored ``(slice start, value)`` of ``precision``, oldest first (HSCAN)."""

@@ -159,7 +159,7 @@ class UniqueEstimate(PeriodicMetric):
 
     def exists(self) -> bool:
         """Whether the estimate holds data (its meta hash, written by every write, exists)."""
-        return bool(get_redis_connection().exists(self.meta_key))
+        return drive(self._exists_steps())
 
     def count(self, period: str | Period, when: When = None) -> int:
         """Distinct items (an estimate) in the ``period`` ("hour", "day", "week", "month")
