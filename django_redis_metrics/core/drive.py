@@ -1,6 +1,6 @@
 """The three drivers of steps (``core/steps.py``): ``drive`` runs one generator on the sync
 client, ``adrive`` on the running loop's async client, and ``gather`` runs many in one shared
-pipeline per round trip (the dashboard, the Views page, the Prometheus exposition).
+pipeline per round trip (the Prometheus exposition, the admin's list of gauges).
 
 A driver knows how to send the primitive steps (:class:`~.steps.Op`, :class:`~.steps.Pipe`,
 :class:`~.steps.Script`) and nothing else: what to send, and what the replies mean, is the
