@@ -17,7 +17,7 @@ from datetime import date, timedelta
 from typing import ClassVar
 
 from ..core import catalogue, deferral
-from ..core.aconnection import get_async_connection
+from ..core.aio import get_async_connection
 from ..core.batch import Batch, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.cover import NoDayKeys, cover, cover_days

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from redis.exceptions import ResponseError
 
 from ..conf import conf
-from ..core.aconnection import get_async_connection
+from ..core.aio import get_async_connection
 from ..core.connection import AnyRedisClient, RedisClient, get_redis_connection, is_cluster
 from ..core.drive import adrive, drive
 from ..core.keys import temp_key, to_str

@@ -27,7 +27,7 @@ from redis.retry import Retry
 from ..conf import conf
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
-#: The ``redis.asyncio`` clients of ``core.aconnection``.
+#: The ``redis.asyncio`` clients of ``core.aio``.
 AsyncRedisClient: TypeAlias = "redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster"
 #: Either kind, where only the client's type matters (a cluster or not).
 AnyRedisClient: TypeAlias = "RedisClient | AsyncRedisClient"

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import redis
 from redis.exceptions import ResponseError
 
-from .aconnection import get_async_connection
+from .aio import get_async_connection
 from .connection import AsyncRedisClient, RedisClient, get_redis_connection
 from .gather import gather_steps
 from .steps import Op, Pipe, Script, ScriptCall, Step, Steps, finish

@@ -161,12 +161,6 @@ def reads_of(steps: Steps[T]) -> tuple[list[Read], Callable[[Sequence[Any]], T]]
     return commands, parse
 
 
-def reads_steps(commands: Sequence[Read], parse: Callable[[list[Any]], T]) -> Steps[T]:
-    """A ``(commands, parse)`` read (a public ``*_reads()`` method's) as steps."""
-    replies = yield Pipe([Op(name, *args) for name, args in commands])
-    return parse(list(replies))
-
-
 def finish(steps: Steps[Any]) -> None:
     """Close ``steps`` left unfinished by an interruption (a cancelled task, Ctrl-C), which is
     not thrown into them: clean-up steps in their ``finally`` cannot run then, and Python

@@ -14,7 +14,7 @@ from datetime import date, tzinfo
 from typing import ClassVar
 
 from ..core import catalogue, deferral
-from ..core.aconnection import get_async_connection
+from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import get_redis_connection
 from ..core.cover import cover_days

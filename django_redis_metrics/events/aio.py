@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..core.aconnection import get_async_connection
+from ..core.aio import get_async_connection
 from ..core.drive import adrive
 from ..core.timeutil import When
 from ..core.validation import positive_int

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal, overload
 
 from ..conf import conf
 from ..core import catalogue, deferral
-from ..core.aconnection import get_async_connection
+from ..core.aio import get_async_connection
 from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, RedisClient, get_redis_connection

@@ -13,7 +13,7 @@ from functools import partial
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
-from ..core.aconnection import get_async_connection
+from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps
 from ..core.connection import AnyRedisClient
 from ..core.drive import adrive, drive

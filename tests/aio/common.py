@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import pytest
 from redis.asyncio.connection import AbstractConnection
 
-from django_redis_metrics.core.aconnection import aclose_connections
+from django_redis_metrics.core.aio import aclose_connections
 
 T = TypeVar("T")
 

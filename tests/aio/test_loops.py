@@ -17,8 +17,8 @@ from django_redis_metrics import (
     UniqueBitmap,
     UniqueEstimate,
 )
-from django_redis_metrics.core import aconnection as aio
-from django_redis_metrics.core.aconnection import aclose_connections, get_async_connection
+from django_redis_metrics.core import aio
+from django_redis_metrics.core.aio import aclose_connections, get_async_connection
 
 from ..conftest import Backend
 from .common import raised, run
