@@ -138,10 +138,11 @@ def chunked_steps(
 Read = tuple[str, tuple[Any, ...]]
 
 
-def reads_of(steps: Steps[T]) -> tuple[list[Read], Callable[[Sequence[Any]], T]]:
+def reads_of(make: Callable[[], Steps[T]]) -> tuple[list[Read], Callable[[Sequence[Any]], T]]:
     """A read of one round trip (one :class:`Op` or :class:`Pipe` of them) for a caller's own
-    pipeline: ``(commands, parse)``, ``parse(replies)`` turning their replies into its result."""
-    step = next(steps)
+    pipeline: ``(commands, parse)``, ``parse(replies)`` turning their replies into its result
+    (as often as asked: each parse runs a fresh generator of ``make()``)."""
+    step = next(make())
     ops = step.ops if isinstance(step, Pipe) else [step]
     commands: list[Read] = []
     for op in ops:
@@ -150,9 +151,10 @@ def reads_of(steps: Steps[T]) -> tuple[list[Read], Callable[[Sequence[Any]], T]]
         commands.append((op.method, op.args))
 
     def parse(replies: Sequence[Any]) -> T:
-        reply = list(replies) if isinstance(step, Pipe) else replies[0]
+        steps = make()
+        next(steps)
         try:
-            steps.send(reply)
+            steps.send(list(replies) if isinstance(step, Pipe) else replies[0])
         except StopIteration as done:
             result: T = done.value
             return result

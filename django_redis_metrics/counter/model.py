@@ -241,7 +241,7 @@ class Counter(SlicedMetric):
         """``lifetime_total()`` for a shared pipeline: ``(commands, parse)``, ``commands`` a
         list of ``(redis-py method name, args)`` to queue, ``parse(replies)`` their replies (in
         order) turned into the total."""
-        return reads_of(self._lifetime_total_steps())
+        return reads_of(self._lifetime_total_steps)
 
     def total(self, precision: int | None = None) -> int:
         """The sum of the stored samples of ``precision`` (default: the coarsest)."""

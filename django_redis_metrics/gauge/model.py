@@ -88,7 +88,7 @@ class Gauge(SlicedMetric):
         """The reads behind :meth:`latest`, for a caller's own pipeline (an exporter):
         ``commands`` as ``(redis-py pipeline method name, args)``, and ``parse(replies)``
         giving ``latest()``'s answer from their replies, in order."""
-        return reads_of(self._latest_steps())
+        return reads_of(self._latest_steps)
 
     def _latest_steps(self) -> Steps[tuple[float, float] | None]:
         reply = yield Op("hget", self.meta_key, LATEST)

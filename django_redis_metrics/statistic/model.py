@@ -189,7 +189,7 @@ class Statistic(SlicedMetric):
         """The reads behind :meth:`summary`, for a caller's own pipeline (the dashboard):
         ``commands`` as ``(redis-py pipeline method name, args)``, and ``parse(replies)``
         giving ``summary()``'s dict from their replies, in order."""
-        return reads_of(self._summary_steps(precision, when))
+        return reads_of(partial(self._summary_steps, precision, to_timestamp(when)))
 
     def _summary_steps(self, precision: int, when: When) -> Steps[Summary]:
         precision = self._check_precision(precision)
@@ -198,7 +198,7 @@ class Statistic(SlicedMetric):
 
     def totals_reads(self) -> tuple[list[Read], Callable[[Sequence[Any]], dict[str, Any]]]:
         """The reads behind :meth:`totals`, as :meth:`summary_reads` gives them."""
-        return reads_of(self._totals_steps())
+        return reads_of(self._totals_steps)
 
     def _totals_steps(self) -> Steps[dict[str, Any]]:
         count, total = yield Op("hmget", self.meta_key, ["n", "s"])

@@ -47,6 +47,7 @@ def test_a_public_read_hook_is_the_same_steps_for_a_callers_pipeline() -> None:
     commands, parse = gauge.latest_reads()
     assert commands == [("hget", (gauge.meta_key, "v"))]
     assert parse([b"1700000000.5,3"]) == (1700000000.5, 3.0)
+    assert parse([None]) is None  # a parse may be used again
 
 
 def test_a_cluster_write_yields_its_listing_after_the_script_reply() -> None:
