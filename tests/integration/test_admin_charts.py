@@ -14,6 +14,7 @@ import pytest
 from django_redis_metrics import Counter, EventSeries, UniqueBitmap
 from django_redis_metrics.core.periods import Week
 
+from ..clock import moment
 from .conftest import admin_url
 
 pytestmark = pytest.mark.django_db
@@ -149,7 +150,7 @@ def test_cohort_table_starts_at_the_first_period_with_users(paris: Any, frozen: 
     this_week = Week.containing(frozen, PARIS)
     last_week = this_week.prev
     for user in (1, 2, 3, 4):
-        active.mark(user, when=last_week.start_ts + 3600)
+        active.mark(user, when=moment(last_week, 3600, now=frozen))
     active.mark(1, when=frozen)
     page = paris.get(admin_url("uniquebitmapmetric", "detail") + "?name=active&cohort=week")
     cohort = page.context["cohort"]
