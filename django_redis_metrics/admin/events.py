@@ -41,10 +41,13 @@ def get_series(name: str) -> EventSeries:
 
 
 def chosen_window(request: HttpRequest) -> int:
+    """The ``window`` parameter, one of ``EVENT_WINDOWS``, matched as text: a string that
+    only looks like digits ("²", thousands of digits) is a 404, never a 500."""
     raw = request.GET.get("window", str(EVENT_WINDOW_DEFAULT))
-    if not raw.isdigit() or int(raw) not in EVENT_WINDOWS:
-        raise Http404(f"window must be one of {EVENT_WINDOWS}.")
-    return int(raw)
+    for window in EVENT_WINDOWS:
+        if raw == str(window):
+            return window
+    raise Http404(f"window must be one of {EVENT_WINDOWS}.")
 
 
 def series_chart_data(
