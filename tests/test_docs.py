@@ -56,3 +56,9 @@ def test_readme_is_short_and_keeps_the_ci_commands() -> None:
     assert DEMO_COMMAND in readme
     assert TEST_COMMAND in readme
     assert "seed" not in readme.lower()
+
+
+def test_the_docs_site_loads_no_fonts_from_another_host() -> None:
+    # MkDocs Material fetches Google Fonts unless the theme's font is false.
+    config = (ROOT / "mkdocs.yml").read_text("utf-8")
+    assert re.search(r"^theme:\n(?:  .*\n)*  font: false$", config, flags=re.MULTILINE)
