@@ -73,7 +73,10 @@ class Chart:
 
     def payload(self, now: float | None = None) -> dict[str, Any]:
         zone = self.zone or chart_zone(self.step)
-        when = self.x[-1] if self.x else (now or time.time())
+        # The zone's offset now for a live chart (a month that began before a DST change is
+        # still drawn in today's offset, as the page around it), else at the range's end.
+        live = self.partial or not self.x
+        when = (now if now is not None else time.time()) if live else self.x[-1]
         return {
             "name": self.name,
             "kind": self.kind,
