@@ -171,6 +171,19 @@ def chosen_span(
     return Span(first, count, step, live=last == current, notes=notes)
 
 
+def chosen_points(params: QueryDict, default: int) -> int:
+    """``?points=``: how many of the newest slices a live chart shows (the dashboard's chart
+    of the last hour refreshes with the hour it was drawn with), else ``default``."""
+    raw = params.get("points")
+    if raw is None:
+        return default
+    if not (
+        raw.isascii() and raw.isdigit() and len(raw) <= 4 and 1 <= int(raw) <= MAX_CHART_POINTS
+    ):
+        raise Http404(f"points must be a whole number from 1 to {MAX_CHART_POINTS}.")
+    return int(raw)
+
+
 def chosen_compare(params: QueryDict) -> tuple[int, str] | None:
     raw = params.get("compare") or ""
     if not raw:

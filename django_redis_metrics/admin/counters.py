@@ -141,7 +141,8 @@ def counter_chart_data(
     """The chosen range of one precision's slices, zero-filled, and the previous period's
     (``?compare=``) where this precision still keeps it: one pipelined round trip."""
     oldest = kept_since(counter, precision, now)
-    span = charts.chosen_span(params, precision, now, oldest, min(CHART_POINTS, counter.samples))
+    points = charts.chosen_points(params, min(CHART_POINTS, counter.samples))
+    span = charts.chosen_span(params, precision, now, oldest, points)
     compare = charts.chosen_compare(params)
     pipe = get_redis_connection().pipeline(transaction=False)
     pipe.hmget(counter.key(precision), span.starts)
