@@ -100,7 +100,8 @@ def bitmap_data(request: HttpRequest) -> HttpResponse:
 
 def cohort_rows(bitmap: UniqueBitmap, kind: str, now: float) -> list[dict[str, Any]]:
     """The retention table of the last ``COHORT_PERIODS`` periods, from the first period
-    with users (empty leading periods say nothing)."""
+    with users (empty leading periods say nothing). Every row has a cell per column, those of
+    periods still to come ``(None, None)``, so the table is a square with a blank corner."""
     first = period_class(kind).containing(now).shift(-(COHORT_PERIODS - 1))
     rows: list[dict[str, Any]] = []
     for i, row in enumerate(bitmap.cohort(kind, first.start_ts, COHORT_PERIODS)):
@@ -109,6 +110,8 @@ def cohort_rows(bitmap: UniqueBitmap, kind: str, now: float) -> list[dict[str, A
             continue
         cells = [(value, round(100 * value / size) if size else None) for value in row[1:]]
         rows.append({"period": labels.period_label(first.shift(i)), "size": size, "cells": cells})
+    for row in rows:
+        row["cells"] += [(None, None)] * (len(rows) - 1 - len(row["cells"]))
     return rows
 
 
@@ -145,7 +148,8 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
         zone_label=labels.zone_label(now),
         cohort=cohort,
         cohort_period=cohort_period,
-        cohort_offsets=list(range(1, COHORT_PERIODS)),
+        cohort_offsets=list(range(1, len(cohort))),
+        cohort_span=COHORT_PERIODS,
         cohort_links=[
             (p, with_query(context["metrics_urls"]["detail"], name=bitmap.name, cohort=p))
             for p in choices

@@ -219,5 +219,5 @@ def range_query(params: QueryDict) -> dict[str, str]:
 
 
 def input_value(when: float) -> str:
-    """``when`` as ``<input type="datetime-local">`` shows it, in the site's zone."""
+    """``when`` as the range inputs show it (ISO 8601, to the minute), in the site's zone."""
     return datetime.fromtimestamp(when, labels.site_zone()).strftime("%Y-%m-%dT%H:%M")

@@ -84,8 +84,13 @@ def gauge_chart(request: HttpRequest, context: dict[str, Any]) -> TemplateRespon
     precision = chosen_precision(request, gauge)
     now = common.current_time()
     chart = gauge_chart_data(gauge, precision, request, now)
+    latest = gauge.latest()
     context.update(chart_context(request, context, gauge, precision, chart, now))
-    context.update(title=f"Gauge {gauge.name}")
+    context.update(
+        title=f"Gauge {gauge.name}",
+        current=None if latest is None else latest[1],
+        current_at=None if latest is None else labels.instant_label(latest[0], 1),
+    )
     return TemplateResponse(request, "django_redis_metrics/admin/gauge_chart.html", context)
 
 
