@@ -11,9 +11,10 @@ from django.template.response import TemplateResponse
 from ..bitmaps import UniqueBitmap
 from ..core.connection import get_redis_connection
 from ..core.periods import Period, period_class
+from ..models import UniqueBitmapMetric
 from . import common, export, labels
 from .charts import Chart, Series
-from .common import listing_page, name_param, with_query
+from .common import KindPages, listing_page, name_param, with_query
 
 #: How many of the newest periods the bitmap page shows, per kind of period.
 PERIODS_SHOWN = {"hour": 48, "day": 30, "week": 12, "month": 12}
@@ -156,3 +157,12 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
         ],
     )
     return TemplateResponse(request, "django_redis_metrics/admin/bitmap_detail.html", context)
+
+
+#: This kind's entry in the admin (its registry entry names it: ``Kind.admin``).
+PAGES = KindPages(
+    model=UniqueBitmapMetric,
+    index=bitmap_list,
+    pages=(("detail/", bitmap_detail, "detail"),),
+    endpoints=(("data/", bitmap_data, "data"),),
+)
