@@ -111,8 +111,8 @@ def cohort_rows(bitmap: UniqueBitmap, kind: str, now: float) -> list[dict[str, A
             continue
         cells = [(value, round(100 * value / size) if size else None) for value in row[1:]]
         rows.append({"period": labels.period_label(first.shift(i)), "size": size, "cells": cells})
-    for row in rows:
-        row["cells"] += [(None, None)] * (len(rows) - 1 - len(row["cells"]))
+    for shown in rows:
+        shown["cells"] += [(None, None)] * (len(rows) - 1 - len(shown["cells"]))
     return rows
 
 
