@@ -53,7 +53,8 @@ def render(page: str) -> str:
         pattern = re.compile(re.escape(begin) + r"\n.*?\n" + re.escape(end), flags=re.DOTALL)
         if not pattern.search(page):
             raise SystemExit(f"{PAGE} has no block {begin!r} ... {end!r}")
-        page = pattern.sub(lambda _: f"{begin}\n{make()}\n{end}", page, count=1)
+        block = f"{begin}\n{make()}\n{end}"
+        page = pattern.sub(lambda _, block=block: block, page, count=1)
     return page
 
 
