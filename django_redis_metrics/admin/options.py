@@ -21,7 +21,6 @@ from ..conf import conf
 from ..core.batch import is_outage
 from ..core.connection import REDIS_ERRORS, redacted
 from ..models import (
-    PERMISSION,
     CounterMetric,
     DashboardMetric,
     EventSeriesMetric,
@@ -31,6 +30,7 @@ from ..models import (
     UniqueEstimateMetric,
     ViewsMetric,
 )
+from ..permissions import may_view_metrics
 from . import bitmaps, counters, dashboard, estimates, events, gauges, statistics, views
 from .common import metrics_permission
 
@@ -52,15 +52,11 @@ class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         """The page shown as this entry's changelist."""
         raise NotImplementedError
 
-    def _allowed(self, request: HttpRequest) -> bool:
-        user: Any = request.user
-        return bool(user.is_active and user.is_staff and user.has_perm(PERMISSION))
-
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return self._allowed(request)
+        return may_view_metrics(request.user)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._allowed(request)
+        return may_view_metrics(request.user)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -31,7 +31,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from ..bitmaps.ids import id_cache
 from ..conf import conf
 from ..core import deferral
 from ..core.batch import ScriptCall, is_outage
@@ -345,14 +344,9 @@ class DeferredWrites:
 deferral.register(DeferredWrites())
 
 
-def _after_fork_in_child() -> None:
-    """Locks the sender thread may hold at a fork, made anew in the child: the sender's own
-    and the id cache's that preparing a mark takes (``bitmaps/ids.py``)."""
-    sender._after_fork_in_child()
-    id_cache._lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
+# The sender thread may hold the sender's locks at a fork: the child makes them anew (each
+# module owns the hook of its own locks, e.g. bitmaps/ids.py's id cache).
+os.register_at_fork(after_in_child=sender._after_fork_in_child)
 
 
 def submit(writes: Writes, when: float | None = None) -> bool:
