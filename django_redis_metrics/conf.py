@@ -14,8 +14,8 @@ from typing import Any
 
 from django.conf import settings
 
-from .sender_settings import PACKAGE, SenderOptions, SenderSetting
-from .setting import SETTING_NAME, Setting, SettingsReader
+from .sender_settings import SenderOptions, SenderSetting
+from .setting import PACKAGE, SETTING_NAME, Setting, SettingsReader
 
 __all__ = ["DEFAULTS", "SETTING_NAME", "Settings", "conf"]
 

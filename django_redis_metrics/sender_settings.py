@@ -14,9 +14,7 @@ from typing import Any
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from .setting import SETTING_NAME, Setting
-
-PACKAGE = "django_redis_metrics"
+from .setting import PACKAGE, SETTING_NAME, Setting
 
 
 @dataclass(frozen=True)

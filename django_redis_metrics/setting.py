@@ -17,6 +17,8 @@ from typing import Any, Generic, TypeVar, overload
 from django.conf import settings
 
 SETTING_NAME = "DJANGO_REDIS_METRICS"
+#: The start of the dotted path of every validator the settings name.
+PACKAGE = "django_redis_metrics"
 
 T = TypeVar("T")
 #: The setting when the site does not set it: always the same object, so that a value derived
