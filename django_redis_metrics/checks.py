@@ -90,11 +90,13 @@ def check_sender(raw: Mapping[str, Any]) -> list[CheckMessage]:
                 )
             )
     value = Settings.SENDER.value(raw)
+    invalid: list[CheckMessage] = []
     for key in SENDER_KEYS:
         name = f"SENDER['{key.name}']"
-        errors += _validated(value[key.name], import_string(key.validator), name, key.check)
+        invalid += _validated(value[key.name], import_string(key.validator), name, key.check)
+    errors += invalid
     first, longest = value["RETRY_DELAY"], value["RETRY_MAX_DELAY"]
-    if not errors and first > longest:
+    if not invalid and first > longest:
         message = (
             f"{SETTING_NAME}['SENDER']['RETRY_DELAY'] ({first!r} s) must not be longer than "
             f"RETRY_MAX_DELAY ({longest!r} s)."
