@@ -96,6 +96,8 @@ class RequestPlan:
     labels are bounded)."""
 
     def __init__(self, options: Settings) -> None:
+        #: The setting it was made from (the very object).
+        self.raw = options.raw
         self.hits = options.HITS_COUNTER
         self.per_view = options.VIEW_COUNTER
         self.timer = options.VIEW_TIMER
@@ -172,14 +174,16 @@ PLAN_SETTINGS = frozenset(
 def request_plan() -> RequestPlan:
     """The plan for the settings as they are now: made once, then kept until Django's
     ``setting_changed`` signal (sent by ``override_settings`` and the ``settings`` fixture)
-    says one of :data:`PLAN_SETTINGS` changed. Settings edited in place at run time, which
-    Django's documentation forbids, are not seen."""
+    says one of :data:`PLAN_SETTINGS` changed, or the setting is another object (assigned
+    without the signal; and a plan made by another thread from the setting just replaced is
+    not kept). A setting edited in place, which Django's documentation forbids, is not seen."""
+    raw = conf.raw
     prefix = get_script_prefix()
     plan = _plans.get(prefix)
-    if plan is None:
+    if plan is None or plan.raw is not raw:
         if len(_plans) >= MAX_PLANS:
             _plans.clear()
-        plan = _plans[prefix] = RequestPlan(conf.snapshot())
+        plan = _plans[prefix] = RequestPlan(Settings(raw))
     return plan
 
 

@@ -158,6 +158,13 @@ def test_the_plan_is_made_again_only_when_a_setting_it_reads_changes(
     plan = middleware.request_plan()
     setting_changed.send(sender=None, setting="DJANGO_REDIS_METRICS", value=None, enter=True)
     assert middleware.request_plan() is not plan
+    plan = middleware.request_plan()
+    from django.conf import settings as django_settings
+
+    # Another dict assigned without the signal (as a plan made from the old one by another
+    # thread would be) is not taken for the old one.
+    django_settings.DJANGO_REDIS_METRICS = {**django_settings.DJANGO_REDIS_METRICS}
+    assert middleware.request_plan() is not plan
 
 
 def test_caps_distinct_view_counters(single: Any, with_middleware: Any) -> None:
