@@ -22,7 +22,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 
 from ..conf import conf
 from ..core.keys import to_str, validate_name
-from ..models import PERMISSION
+from ..permissions import may_view_metrics
 
 ViewFunction = Callable[..., HttpResponse]
 #: A page rendered inside the admin layout: the request, and the context every page shares.
@@ -47,11 +47,6 @@ class KindPages:
 def current_time() -> float:
     """Now, in epoch seconds (one place, so that tests can hold the clock still)."""
     return time.time()
-
-
-def may_view_metrics(user: Any) -> bool:
-    """Active staff holding the ``view_metrics`` permission (superusers have it)."""
-    return bool(user is not None and user.is_active and user.is_staff and user.has_perm(PERMISSION))
 
 
 def metrics_permission(view: ViewFunction) -> ViewFunction:

@@ -25,7 +25,8 @@ from ..core.batch import is_outage
 from ..core.connection import REDIS_ERRORS, redacted
 from ..core.kind import Kind
 from ..kinds import registered
-from ..models import PERMISSION, DashboardMetric, ViewsMetric
+from ..models import DashboardMetric, ViewsMetric
+from ..permissions import may_view_metrics
 from . import dashboard, views
 from .common import KindPages, Page, metrics_permission
 
@@ -45,15 +46,11 @@ class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         """The page shown as this entry's changelist."""
         raise NotImplementedError
 
-    def _allowed(self, request: HttpRequest) -> bool:
-        user: Any = request.user
-        return bool(user.is_active and user.is_staff and user.has_perm(PERMISSION))
-
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return self._allowed(request)
+        return may_view_metrics(request.user)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._allowed(request)
+        return may_view_metrics(request.user)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -61,6 +61,22 @@ def seconds(value: object, what: str, *, allow_zero: bool = False) -> float:
     return number
 
 
+# The same checks of one setting's value, for the settings table (``conf.py``): the system
+# check names the setting, so the message says "the value".
+
+
+def positive_seconds(value: object) -> float:
+    return seconds(value, "the value")
+
+
+def non_negative_seconds(value: object) -> float:
+    return seconds(value, "the value", allow_zero=True)
+
+
+def positive_count(value: object) -> int:
+    return positive_int(value, "the value")
+
+
 #: Largest magnitude of a measured value (statistics, gauges): integers up to it are exact as
 #: doubles, and sums of squares stay far from overflow.
 MAX_MEASURE = 2**53
