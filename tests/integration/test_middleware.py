@@ -13,6 +13,7 @@ import redis
 from asgiref.sync import async_to_sync
 from django.http import HttpResponse
 from django.test import AsyncClient, Client
+from django.urls import reverse
 from redis.connection import AbstractConnection
 
 from django_redis_metrics import Counter
@@ -102,6 +103,24 @@ def test_excludes_admin_health_and_static(single: Any, with_middleware: Any) -> 
     assert get("/admin/login/") == 200
     assert get("/static/app.css") == 404
     assert Counter.objects.names() == []
+
+
+def test_our_own_endpoints_are_never_counted(single: Any, with_middleware: Any) -> None:
+    """A Prometheus scrape is not the site's traffic: not counted, allowed or refused, by
+    default and with an EXCLUDE_VIEWS of the site's own."""
+    url = reverse("django_redis_metrics:prometheus")
+    assert get(url) == 401  # no token: refused, and still not counted
+    with_middleware.DJANGO_REDIS_METRICS = {
+        **with_middleware.DJANGO_REDIS_METRICS,
+        "EXPORT_TOKEN": "t0ken",
+        "EXCLUDE_VIEWS": ["sync"],
+    }
+    response = Client().get(url, headers={"Authorization": "Bearer t0ken"})
+    sender.flush()
+    assert response.status_code == 200
+    assert Counter.objects.names() == []
+    assert get("/class/") == 200  # the site's own views still are
+    assert hits("hits") == 1
 
 
 def test_exclusions_and_names_are_settings(single: Any, with_middleware: Any) -> None:
