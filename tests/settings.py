@@ -1,11 +1,16 @@
 """Settings for the test suite. Every test that talks to Redis gets a private server from
 ``conftest.py``; the default CONNECTION points at a port nothing listens on, so a test that
-forgets its fixture fails instead of touching someone's Redis."""
+forgets its fixture fails instead of touching someone's Redis.
+
+``DRM_TEST_TIME_ZONE`` runs the suite in another zone: ``scripts/midnight_zone.py`` names the
+one where a day has just begun, to try the suite at "just after midnight" at any hour."""
+
+import os
 
 SECRET_KEY = "tests-only-not-secret"
 DEBUG = False
 USE_TZ = True
-TIME_ZONE = "UTC"
+TIME_ZONE = os.environ.get("DRM_TEST_TIME_ZONE", "UTC")
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",

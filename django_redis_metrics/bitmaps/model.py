@@ -38,11 +38,12 @@ from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
 from . import query_plan
 from .ids import normalize_id, read_bits_steps
+from .keys import KIND
 from .marking import fast
 from .marking import plan as mark_plan
 from .marking import steps as mark_steps
 from .marking.plan import generation_ttl_ms as generation_ttl_ms  # the cleaner imports it from here
-from .query import KIND, MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
+from .query import MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
 from .retention import retention
 
 

@@ -88,11 +88,11 @@ def get_redis_connection() -> RedisClient:
 
 
 def fail_fast_connection() -> RedisClient:
-    """A client on the configured Redis with the short ``FAIL_OPEN_TIMEOUT`` and no retries,
+    """A client on the configured Redis with the short ``SENDER["TIMEOUT"]`` and no retries,
     for writes made on behalf of a request. For a ``CACHES`` alias, a pool of its own with the
     alias's connection options but the short timeout. On Redis Cluster it reloads the whole
     slot map at the first ``MOVED`` (see also :func:`refresh_cluster_slots`)."""
-    timeout = conf.FAIL_OPEN_TIMEOUT
+    timeout = conf.SENDER.timeout
     return _cached((conf.CONNECTION, conf.CLUSTER, timeout, timeout, False))
 
 

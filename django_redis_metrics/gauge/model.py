@@ -22,10 +22,10 @@ from ..core.sliced import SlicedMetric
 from ..core.steps import Op, Read, Steps, reads_of
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import measure
+from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
-KIND = "gauge"
 #: The meta hash's field holding the latest value, as ``time,value``.
 LATEST = "v"
 

@@ -30,10 +30,9 @@ from ..core.timeutil import When, slice_start, to_timestamp
 from ..core.validation import measure
 from . import histogram
 from .histogram import Summary
+from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
-
-KIND = "statistic"
 
 
 class Statistic(SlicedMetric):

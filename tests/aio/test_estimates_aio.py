@@ -15,6 +15,7 @@ from django_redis_metrics.core.periods import Day, Month
 from django_redis_metrics.core.scripts import MetricsRefused
 from django_redis_metrics.estimates.query import MAX_COUNT_KEYS
 
+from ..clock import moment
 from ..conftest import Backend
 from ..roundtrips import RoundTrips
 from .common import AsyncRoundTrips, raised, run
@@ -23,10 +24,11 @@ DAYS = 90  # more day keys than one PFCOUNT reads: the range is merged in bounde
 
 
 def test_async_adds_count_like_sync_adds(backend: Backend, round_trips: RoundTrips) -> None:
-    today = Day.containing(time.time())
+    now = time.time()
+    today = Day.containing(now)
     user = uuid.UUID("12345678-1234-5678-1234-567812345678")
     adds: list[tuple[object, float]] = [
-        (item, today.shift(-(n % DAYS)).start_ts + 3600)
+        (item, moment(today.shift(-(n % DAYS)), 3600, now=now))
         for n, item in enumerate([*range(300), *(f"s-{n}" for n in range(200)), user, str(user)])
     ]
     sync = UniqueEstimate("sync", periods=("day", "week", "month"))

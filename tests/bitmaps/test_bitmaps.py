@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import operator
 import random
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -31,6 +32,7 @@ from django_redis_metrics.checks import check_settings
 from django_redis_metrics.core.periods import Day, Month, Week
 from django_redis_metrics.core.scripts import LuaScript
 
+from ..clock import moment
 from ..roundtrips import RoundTrips
 
 ZONE = "Europe/Paris"
@@ -148,6 +150,7 @@ def assert_query_matches(query: BitmapQuery, expected: set[object], rng: random.
 
 
 def test_counts_and_contains_match_sets_across_year_end_and_dst(paris: Any) -> None:
+    now = time.time()
     rng = random.Random(4)
     active = UniqueBitmap("active", periods=("hour", "day", "week", "month"))
     truth = populate(rng, active, 400)
@@ -163,7 +166,7 @@ def test_counts_and_contains_match_sets_across_year_end_and_dst(paris: Any) -> N
             period = Month.of(int(suffix[:4]), int(suffix[5:]), tz)
         else:
             continue
-        assert active.count(kind, period.start_ts + 1) == len(users), (kind, suffix)
+        assert active.count(kind, moment(period, 1, now=now)) == len(users), (kind, suffix)
         member = rng.choice(sorted(users, key=str))
         assert active.contains(member, kind, period.start_ts)
         assert not active.contains(999_999, kind, period.start_ts)
@@ -397,11 +400,12 @@ def test_cache_can_be_disabled(paris: Any, settings: Any) -> None:
 def test_retention_cohort_table(paris: Any) -> None:
     rng = random.Random(8)
     active = UniqueBitmap("active", periods=("week",))
-    weeks = [Week.of(2026, 40 + i, PARIS) for i in range(5)]
+    now = time.time()
+    weeks = [Week.containing(now, PARIS).shift(i - 6) for i in range(5)]
     users = [set(rng.sample(range(60), 25)) for _ in weeks]
     for week, members in zip(weeks, users, strict=True):
         for user in members:
-            active.mark(user, week.start_ts + 3600)
+            active.mark(user, moment(week, 3600, now=now))
     table = active.cohort("week", start=weeks[0].start_ts, periods=5)
     expected = [[len(users[i] & users[j]) for j in range(i, 5)] for i in range(5)]
     assert table == expected
@@ -598,10 +602,11 @@ def test_cleaner_drops_cached_unions_holding_dropped_days(paris: Any, settings: 
 
 def test_a_late_mark_into_a_finished_period_is_seen_by_cached_ranges(paris: Any) -> None:
     active = UniqueBitmap("active")
-    day_before = Day.containing(None).shift(-3)
+    now = time.time()
+    day_before = Day.containing(now).shift(-3)
     yesterday = day_before.next
-    active.mark(1, day_before.start_ts + 10)
-    active.mark(2, yesterday.start_ts + 10)
+    active.mark(1, moment(day_before, 10, now=now))
+    active.mark(2, moment(yesterday, 10, now=now))
     assert active.between(day_before.start_ts, yesterday.start_ts).count() == 2
     # Stamped in the period's last instant, it reaches Redis after the union was cached.
     active.mark(3, yesterday.end_ts - 0.001)
@@ -809,11 +814,13 @@ def test_a_long_retention_table_is_built_in_bounded_steps(
 ) -> None:
     rng = random.Random(10)
     active = UniqueBitmap("active", periods=("week",))
-    weeks = [Week.of(2024, 1, PARIS).shift(i) for i in range(70)]
+    # 70 weeks that ended 5 weeks ago, within the 105 weeks a bitmap keeps.
+    now = time.time()
+    weeks = [Week.containing(now, PARIS).shift(i - 75) for i in range(70)]
     users = [set(rng.sample(range(40), 10)) if i != 3 else set() for i in range(70)]
     for week, members in zip(weeks, users, strict=True):
         for user in members:
-            active.mark(user, week.start_ts + 3600)
+            active.mark(user, moment(week, 3600, now=now))
     sources = ScriptSources(monkeypatch)
     table = active.cohort("week", start=weeks[0].start_ts, periods=70)
     assert table == [[len(users[i] & users[j]) for j in range(i, 70)] for i in range(70)]

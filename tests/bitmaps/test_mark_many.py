@@ -19,6 +19,7 @@ from django_redis_metrics.core.periods import Day, Month, Week
 from django_redis_metrics.core.retention import MAX_AHEAD
 from django_redis_metrics.core.scripts import MetricsRefused
 
+from ..clock import moment
 from ..roundtrips import RoundTrips
 
 DAY = 86400
@@ -271,8 +272,9 @@ def test_marks_near_a_period_end_read_the_redis_clock(backend: Any) -> None:
     """Within MAX_AHEAD of a period's end (by this process's clock) a mark takes the slow
     path, so a mark into a period that is over still makes cached unions stale."""
     active = UniqueBitmap("late")
-    yesterday = Day.containing(time.time() - DAY)
-    active.mark(1, yesterday.start_ts + 10)
+    now = time.time()
+    yesterday = Day.containing(now - DAY)
+    active.mark(1, moment(yesterday, 10, now=now))
     query = active.between(yesterday.start_ts, yesterday.start_ts)
     assert query.count() == 1
     active.mark(2, yesterday.end_ts - 1)  # its period is over: slow path, new generation
@@ -288,12 +290,13 @@ def test_marks_near_a_period_end_read_the_redis_clock(backend: Any) -> None:
 
 def test_cohorts_after_mark_many(backend: Any) -> None:
     active = UniqueBitmap("cohort")
-    first = Week.containing(time.time()).shift(-3)
+    now = time.time()
+    first = Week.containing(now).shift(-3)
     users = [set(range(i, i + 10)) for i in range(4)]
     active.mark_many(
-        [(u, first.shift(i).start_ts + 3600) for i, group in enumerate(users) for u in group]
+        [(u, moment(first.shift(i), 3600, now=now)) for i, group in enumerate(users) for u in group]
     )
-    table = active.cohort("week", start=first.start_ts + 1, periods=4)
+    table = active.cohort("week", start=moment(first, 1, now=now), periods=4)
     assert table == [[len(users[i] & users[j]) for j in range(i, 4)] for i in range(4)]
 
 

@@ -16,6 +16,8 @@ from django_redis_metrics import Batch, UniqueEstimate
 from django_redis_metrics.core.periods import Day, Month, Period, Week
 from django_redis_metrics.estimates.query import MAX_COUNT_KEYS
 
+from ..clock import moment
+
 DAY = 86400
 #: The issue's bound: within 2 % of the truth (HyperLogLog's standard error is 0.81 %).
 TOLERANCE = 0.02
@@ -49,13 +51,14 @@ def test_20000_distinct_items_in_a_day_are_counted_within_2_percent(backend: Any
 
 def test_a_range_of_weeks_with_overlapping_items_matches_the_union_of_sets(backend: Any) -> None:
     visitors = UniqueEstimate("visitors")
-    today = Day.containing(time.time())
+    now = time.time()
+    today = Day.containing(now)
     days = [today.shift(-offset) for offset in range(34, 0, -1)]
     truth: dict[Period, set[int]] = {}
     for number, day in enumerate(days):
         items = range(number * 700, number * 700 + 2500)  # each day shares items with the next 3
         truth[day] = set(items)
-        add_all(visitors, items, day.start_ts + 3600)
+        add_all(visitors, items, moment(day, 3600, now=now))
     for first, last in [(0, 33), (3, 20), (10, 16), (0, 6), (27, 33)]:
         union = set().union(*(truth[d] for d in days[first : last + 1]))
         query = visitors.between(days[first].start_ts, days[last].end_ts - 1)

@@ -114,7 +114,13 @@ def chromium_page(color_scheme: str = "light") -> Iterator[Any]:
 def demo(tmp_path: Path, settings: Any) -> Iterator[tuple[str, Any]]:
     """The demo, and this process's settings pointed at its Redis (to write and read data)."""
     with demo_site(tmp_path) as (base, redis_url):
-        settings.DJANGO_REDIS_METRICS = {"CONNECTION": redis_url, "PREFIX": "demo"}
+        # The site's zone on this side too: a day, week or month counted here is the site's,
+        # whatever the hour in UTC (the tests' own TIME_ZONE).
+        settings.DJANGO_REDIS_METRICS = {
+            "CONNECTION": redis_url,
+            "PREFIX": "demo",
+            "TIME_ZONE": str(PARIS),
+        }
         with chromium_page() as page:
             assert page.evaluate("Intl.DateTimeFormat().resolvedOptions().timeZone") == "UTC"
             sign_in(page, base)

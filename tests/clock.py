@@ -1,0 +1,28 @@
+"""Times for tests that write or read data in a period: never ahead of the present.
+
+A write stamped ahead of the Redis server's clock is refused (``MetricsRefused``), so a test
+that writes at "the start of today plus an hour" fails for the hour after every midnight, and
+"this week's start plus an hour" every Monday. :func:`moment` builds such a time and clips it
+to the test's single reading of the clock; ``tests/test_clock_discipline.py`` keeps every test
+on it.
+"""
+
+from __future__ import annotations
+
+from django_redis_metrics.core.periods import Period
+
+
+def moment(period: Period, offset: float, *, now: float) -> float:
+    """``offset`` seconds into ``period``, or ``now`` when that lies ahead of it (``period`` is
+    the current one and began less than ``offset`` ago).
+
+    ``now`` is the test's one reading of the clock (``time.time()``, read once). A period that
+    has not begun by ``now``, or an offset past the period's end, is a mistake in the test: a
+    ``ValueError`` says so.
+    """
+    if period.start_ts > now:
+        raise ValueError(f"{period!r} begins after now ({now}): no moment of it is past")
+    when = period.start_ts + offset
+    if not offset >= 0 or when >= period.end_ts:
+        raise ValueError(f"offset {offset} s lies outside {period!r}")
+    return min(when, now)
