@@ -158,6 +158,21 @@ class Settings(SettingsReader):
         check="E007",
         validator=f"{PACKAGE}.core.validation.positive_seconds",
     )
+    ASYNC_MAX_CONNECTIONS: Setting[int] = Setting(
+        100,
+        int,
+        "Connections each event loop's async client may open. Awaits beyond it wait for one "
+        "to be free (each costs about 20 KB in Redis and a file descriptor on both sides).",
+        check="E012",
+        validator=f"{PACKAGE}.core.validation.connection_count",
+    )
+    ASYNC_POOL_TIMEOUT: Setting[float] = Setting(
+        10.0,
+        float,
+        "Seconds an await waits for a free async connection before raising `AsyncPoolTimeout`.",
+        check="E012",
+        validator=f"{PACKAGE}.core.validation.positive_seconds",
+    )
     COUNTER_PRECISIONS: Setting[tuple[int, ...]] = Setting(
         DEFAULT_PRECISIONS,
         _ints,

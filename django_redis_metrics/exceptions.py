@@ -1,12 +1,15 @@
 """The exceptions the package raises of its own, in one place and exported by the package.
 
-Both are ``ValueError`` subclasses: code that catches ``ValueError`` for bad input keeps
-catching them.
+Refusals of bad input are ``ValueError`` subclasses: code that catches ``ValueError`` keeps
+catching them. Redis trouble of our own making is a subclass of redis-py's error of its kind,
+so code (and the fail-open write path) that handles Redis errors handles it too.
 """
 
 from __future__ import annotations
 
-__all__ = ["MetricsRefused", "NoDayKeys"]
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+__all__ = ["AsyncPoolTimeout", "MetricsRefused", "NoDayKeys"]
 
 
 class MetricsRefused(ValueError):
@@ -18,3 +21,9 @@ class MetricsRefused(ValueError):
 class NoDayKeys(ValueError):
     """A range that is not made of whole periods, asked of a metric keeping no day keys (a
     ``UniqueBitmap`` or ``UniqueEstimate`` whose ``periods`` leave out ``"day"``)."""
+
+
+class AsyncPoolTimeout(RedisConnectionError):
+    """Every connection of the running loop's async pool (``ASYNC_MAX_CONNECTIONS``) stayed
+    busy for ``ASYNC_POOL_TIMEOUT`` seconds: more awaits at once than the pool serves, on a
+    Redis too slow to answer them in time."""

@@ -59,6 +59,11 @@ def test_public_exceptions_are_exported_from_one_module():
     for error in (MetricsRefused, NoDayKeys):
         assert error.__module__ == "django_redis_metrics.exceptions"
         assert issubclass(error, ValueError)
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from django_redis_metrics import AsyncPoolTimeout
+
+    assert issubclass(AsyncPoolTimeout, RedisConnectionError)  # Redis trouble, handled as such
 
 
 def test_every_exception_class_of_the_package_lives_in_exceptions_py():
@@ -74,7 +79,11 @@ def test_every_exception_class_of_the_package_lives_in_exceptions_py():
                 for base in node.bases
             ):
                 defined[node.name] = path.name
-    assert defined == {"MetricsRefused": "exceptions.py", "NoDayKeys": "exceptions.py"}
+    assert defined == {
+        "AsyncPoolTimeout": "exceptions.py",
+        "MetricsRefused": "exceptions.py",
+        "NoDayKeys": "exceptions.py",
+    }
 
 
 def test_a_refused_write_raises_the_exported_exception(backend):
