@@ -21,18 +21,61 @@
 -- the meta hash expires no earlier than any hash. So a hash never holds more than `samples`
 -- fields (plus the few a clock up to ARGV[4] s ahead may add), and a counter nobody writes any
 -- more disappears by itself, lifetime total included.
--- Cost (Redis time per call, see docs/benchmarks.md): the slices are written first; then the
--- meta hash is written once (HINCRBY of the total, plus HEXISTS of the listing on a cluster),
--- or, when a slice is new, read once (HMGET) and written once (HSET, the total included). Numbers are parsed with `+ 0` rather than
+-- Cost (Redis time per call, see docs/benchmarks.md): the clock is read (TIME) and every start
+-- compared with it; the slices are written; then the meta hash is written once (HINCRBY of the
+-- total, plus HEXISTS of the listing on a cluster), or, when a slice is new, read once (HMGET)
+-- and written once (HSET, the total included). Numbers are parsed with `+ 0` rather than
 -- tonumber(), which parses twice.
 -- Returns 1 while the counter is not known to be listed in the catalogue (the caller must
--- register it, then set 'listed'), else 0. All or nothing: if an increment fails (it would
--- overflow a slice or the lifetime total, or Redis refuses it: a key of another type...) or a
--- new slice starts too far ahead of the Redis clock, the increments already made are undone
--- and the error is returned before any slice is deleted or any meta field written.
+-- register it, then set 'listed'), else 0. All or nothing: a new slice starting too far ahead
+-- of the Redis clock is refused before any write; if an increment fails (it would overflow a
+-- slice or the lifetime total, or Redis refuses it: a key of another type...), the increments
+-- already made are undone and the error is returned before any slice is deleted or any meta
+-- field written.
 local FIRST = 6
 local has_catalogue = ARGV[3] == '1'
 local last = has_catalogue and #KEYS - 1 or #KEYS
+
+--#include lib/clock.lua
+-- Refused before anything is written (replicas and the AOF see nothing): a call that would
+-- open a slice starting more than ARGV[4] s after the Redis clock. Each start is compared
+-- once; only a precision with a start that late looks its slices up (a slice that exists
+-- already is only added to), and returns the refusal if one of them is new.
+local ahead = ARGV[4] + 0
+local now, now_ms = server_clock()
+
+local function late_refusal(i, first_pair, pairs_end)
+    local latest_at = first_pair
+    for b = first_pair, pairs_end, 2 do
+        if ARGV[b] + 0 > ARGV[latest_at] + 0 then
+            latest_at = b
+        end
+    end
+    for b = first_pair, pairs_end, 2 do
+        if redis.pcall('HEXISTS', KEYS[i], ARGV[b]) == 0 then
+            return ahead_refusal('counter ' .. ARGV[1], ARGV[latest_at], now, ahead)
+        end
+    end
+    return nil
+end
+
+do
+    local limit, a = now + ahead, FIRST
+    for i = 2, last do
+        local pairs_count = ARGV[a + 1]
+        local pairs_end = a + 2 * (pairs_count == '1' and 1 or pairs_count)
+        for b = a + 2, pairs_end, 2 do
+            if ARGV[b] + 0 > limit then
+                local refusal = late_refusal(i, a + 2, pairs_end)
+                if refusal then
+                    return refusal
+                end
+                break
+            end
+        end
+        a = pairs_end + 2
+    end
+end
 
 -- Undo every increment sent before ARGV position 'stop', and the lifetime total's when
 -- `total` (on the error path only, so the success path keeps no bookkeeping).
@@ -138,30 +181,23 @@ local function listing(listed, total)
     return failed(redis.pcall('ZADD', KEYS[#KEYS], 0, ARGV[1]), total, 'catalogue'), 0
 end
 
---#include lib/clock.lua
 --#include lib/slices.lua
 local samples_text = ARGV[2]
 local samples = samples_text + 0
-local ahead = ARGV[4] + 0
-local now, now_ms = server_clock()
 local fields = {'listed', 't'}
 for j = 1, #fresh, 4 do
     local at = fresh[j]
     local last_pair = ARGV[at + 1]
     last_pair = at + 2 * (last_pair == '1' and 1 or last_pair)
-    local newest, newest_at = ARGV[at + 2] + 0, at + 2
+    local newest = ARGV[at + 2] + 0
     local oldest = newest
     for b = at + 4, last_pair, 2 do
         local start = ARGV[b] + 0
         if start > newest then
-            newest, newest_at = start, b
+            newest = start
         elseif start < oldest then
             oldest = start
         end
-    end
-    if newest > now + ahead then
-        undo_before(#ARGV + 1, false)
-        return ahead_refusal('counter ' .. ARGV[1], ARGV[newest_at], now, ahead)
     end
     fresh[j + 2], fresh[j + 3] = newest, oldest
     local p = ARGV[at]
