@@ -77,9 +77,7 @@ def main() -> None:
             f"slices full; MAX_BUCKETS_PER_CALL={Statistic.MAX_BUCKETS_PER_CALL}, "
             f"MAX_VALUES_PER_CALL={Statistic.MAX_VALUES_PER_CALL}):"
         )
-        print(
-            f"{'input':28} {'calls':>5} {'worst':>7} {'steady':>7} {'unsplit':>9} {'ratio':>6}"
-        )
+        print(f"{'input':28} {'calls':>5} {'worst':>7} {'steady':>7} {'unsplit':>9} {'ratio':>6}")
         for label, values in inputs().items():
             split: list[list[int]] = []
             whole: list[int] = []
@@ -87,7 +85,7 @@ def main() -> None:
                 for kind, found in ((Statistic, split), (Unsplit, whole)):
                     metric = kind(f"{label} {kind.__name__} {round_}")
                     Statistic(metric.name).record_many(history)
-                    times = call_times(client, lambda m=metric: m.record_many(values))
+                    times = call_times(client, lambda m=metric, v=values: m.record_many(v))
                     if kind is Statistic:
                         found.append(times)
                     else:

@@ -14,7 +14,7 @@ from ..core.retention import ttl_ms
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Script, Steps, drive
 from ..core.timeutil import When
-from ..core.validation import positive_int
+from ..core.validation import boolean, positive_int
 from .codec import (
     bound,
     decode_event,
@@ -151,6 +151,7 @@ class SeriesQueries(SeriesKeys):
         """The ``events_counts`` script calls (keys, args) of ``counts``, in order; validates
         everything and touches no Redis, so sync and async callers share it."""
         window = validate_window(window)
+        boolean(cache, "cache")
         lo, hi = time_range(start, end)
         if (hi - lo) / window > self.MAX_WINDOWS:  # also catches windows too small to index
             windows: int | float = (hi - lo) / window

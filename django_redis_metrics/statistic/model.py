@@ -25,7 +25,7 @@ from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, Steps, drive
 from ..core.timeutil import When, slice_start, to_timestamp
-from ..core.validation import measure
+from ..core.validation import iterable, measure
 from . import histogram
 from .aio import StatisticAsync
 from .histogram import Summary
@@ -106,7 +106,8 @@ class Statistic(StatisticAsync, SlicedMetric):
         falling in at most ``MAX_BUCKETS_PER_CALL`` histogram buckets, each atomic (the
         request sender merges the response times of one view and second this way). Returns
         the number of calls."""
-        numbers = [measure(value) for value in values]
+        deferral.check_batch(batch)
+        numbers = [measure(value) for value in iterable(values, "values", "numbers")]
         timestamp = to_timestamp(when)
         chunks = histogram.calls(numbers, self.MAX_VALUES_PER_CALL, self.MAX_BUCKETS_PER_CALL)
         client = get_redis_connection()

@@ -107,9 +107,7 @@ def test_no_call_takes_long_whatever_the_values(single: Any) -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_split_calls_leave_the_slice_one_call_and_the_model_leave(
-    backend: Any, seed: int
-) -> None:
+def test_split_calls_leave_the_slice_one_call_and_the_model_leave(backend: Any, seed: int) -> None:
     rng = random.Random(seed)
     history = [10 ** rng.uniform(-3, 4) for _ in range(rng.randrange(0, 300))]
     values = [
