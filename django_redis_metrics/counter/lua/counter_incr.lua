@@ -60,20 +60,30 @@ local function late_refusal(i, first_pair, pairs_end)
 end
 
 do
-    local limit, a = now + ahead, FIRST
+    local argv, a, limit = ARGV, FIRST, now + ahead
     for i = 2, last do
-        local pairs_count = ARGV[a + 1]
-        local pairs_end = a + 2 * (pairs_count == '1' and 1 or pairs_count)
-        for b = a + 2, pairs_end, 2 do
-            if ARGV[b] + 0 > limit then
-                local refusal = late_refusal(i, a + 2, pairs_end)
+        local pairs_count = argv[a + 1]
+        if pairs_count == '1' then  -- an incr(): one slice per precision
+            if argv[a + 2] + 0 > limit then
+                local refusal = late_refusal(i, a + 2, a + 2)
                 if refusal then
                     return refusal
                 end
-                break
             end
+            a = a + 4
+        else
+            local pairs_end = a + 2 * pairs_count
+            for b = a + 2, pairs_end, 2 do
+                if argv[b] + 0 > limit then
+                    local refusal = late_refusal(i, a + 2, pairs_end)
+                    if refusal then
+                        return refusal
+                    end
+                    break
+                end
+            end
+            a = pairs_end + 2
         end
-        a = pairs_end + 2
     end
 end
 
