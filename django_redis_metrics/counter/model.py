@@ -152,6 +152,7 @@ class Counter(CounterAsync, SlicedMetric):
             args += [precision, len(counts)]
             for start, count in counts.items():
                 args += [start, count]
+        args.append(max(map(max, slices.values())))  # the latest start, checked first
         if inline:
             keys.append(catalogue_key(KIND))
         return ScriptCall(

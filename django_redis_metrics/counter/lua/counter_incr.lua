@@ -12,6 +12,7 @@
 -- ARGV[4]          how many seconds a slice may start after the Redis clock (later: refused)
 -- ARGV[5]          what this call adds to the lifetime total (its increments, counted once)
 -- ARGV[6..]        per precision: precision, number of pairs, then (slice start, count) pairs
+-- ARGV[#ARGV]      the latest slice start of the call (compared with the Redis clock first)
 -- Retention, at write time: each hash keeps the newest `samples` slices up to its head. An
 -- increment of an existing slice is a plain HINCRBY (and one of the total); only a write that
 -- creates a slice (once per slice) reads and writes the retention state: a new slice older
@@ -38,52 +39,31 @@ local last = has_catalogue and #KEYS - 1 or #KEYS
 
 --#include lib/clock.lua
 -- Refused before anything is written (replicas and the AOF see nothing): a call that would
--- open a slice starting more than ARGV[4] s after the Redis clock. Each start is compared
--- once; only a precision with a start that late looks its slices up (a slice that exists
--- already is only added to), and returns the refusal if one of them is new.
+-- open a slice starting more than ARGV[4] s after the Redis clock. The last ARGV, the latest
+-- start of the call, is compared first (one comparison on the way of every increment); past
+-- the clock, each precision's latest start is, and a precision with a start that late looks
+-- its slices up (a slice that exists already is only added to): refused if one is new.
 local ahead = ARGV[4] + 0
 local now, now_ms = server_clock()
 
-local function late_refusal(i, first_pair, pairs_end)
-    local latest_at = first_pair
-    for b = first_pair, pairs_end, 2 do
-        if ARGV[b] + 0 > ARGV[latest_at] + 0 then
-            latest_at = b
-        end
-    end
-    for b = first_pair, pairs_end, 2 do
-        if redis.pcall('HEXISTS', KEYS[i], ARGV[b]) == 0 then
-            return ahead_refusal('counter ' .. ARGV[1], ARGV[latest_at], now, ahead)
-        end
-    end
-    return nil
-end
-
-do
-    local argv, a, limit = ARGV, FIRST, now + ahead
+if ARGV[#ARGV] + 0 > now + ahead then
+    local a = FIRST
     for i = 2, last do
-        local pairs_count = argv[a + 1]
-        if pairs_count == '1' then  -- an incr(): one slice per precision
-            if argv[a + 2] + 0 > limit then
-                local refusal = late_refusal(i, a + 2, a + 2)
-                if refusal then
-                    return refusal
-                end
+        local pairs_end = a + 2 * ARGV[a + 1]
+        local latest_at = a + 2
+        for b = a + 4, pairs_end, 2 do
+            if ARGV[b] + 0 > ARGV[latest_at] + 0 then
+                latest_at = b
             end
-            a = a + 4
-        else
-            local pairs_end = a + 2 * pairs_count
-            for b = a + 2, pairs_end, 2 do
-                if argv[b] + 0 > limit then
-                    local refusal = late_refusal(i, a + 2, pairs_end)
-                    if refusal then
-                        return refusal
-                    end
-                    break
-                end
-            end
-            a = pairs_end + 2
         end
+        if ARGV[latest_at] + 0 > now + ahead then
+            for b = a + 2, pairs_end, 2 do
+                if redis.pcall('HEXISTS', KEYS[i], ARGV[b]) == 0 then
+                    return ahead_refusal('counter ' .. ARGV[1], ARGV[latest_at], now, ahead)
+                end
+            end
+        end
+        a = pairs_end + 2
     end
 end
 
