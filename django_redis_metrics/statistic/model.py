@@ -100,10 +100,10 @@ class Statistic(SlicedMetric):
         self, values: Iterable[float | Decimal], when: When = None, *, batch: Batch | None = None
     ) -> int:
         """Add several values measured at the same ``when``: every value is checked first,
-        then they go, in order, in script calls of at most ``MAX_VALUES_PER_CALL`` values
-        falling in at most ``MAX_BUCKETS_PER_CALL`` histogram buckets, each atomic (the
-        request sender merges the response times of one view and second this way). Returns
-        the number of calls."""
+        then they go, sorted, in script calls of at most ``MAX_VALUES_PER_CALL`` values
+        falling in at most ``MAX_BUCKETS_PER_CALL`` histogram buckets, each atomic and so
+        each short (the request sender merges the response times of one view and second this
+        way). Returns the number of calls."""
         deferral.check_batch(batch)
         numbers = [measure(value) for value in iterable(values, "values", "numbers")]
         timestamp = to_timestamp(when)
