@@ -87,23 +87,26 @@ def test_each_call_touches_a_bounded_number_of_buckets(backend: Any) -> None:
 
 
 def test_no_call_takes_long_whatever_the_values(single: Any) -> None:
-    """One call of these took 287-380 ms; each now takes well under 1 ms of Redis time (the
-    bound here leaves room for a busy test machine)."""
+    """One call of these took 287-740 ms; each now takes well under 1 ms of Redis time. The
+    same calls are made three times and each call's fastest time kept (a busy test machine
+    preempts redis-server mid-call), and the bound leaves room for a slow machine."""
     client = single.client
     old = client.config_get("slowlog-log-slower-than")["slowlog-log-slower-than"]
     client.config_set("slowlog-log-slower-than", 0)
     client.config_set("slowlog-max-len", 10_000)
+    rounds = []
     try:
-        statistic = Statistic("timed")
-        statistic.record_many(ADVERSARIAL[::7], when=WHEN)  # slices full: new buckets merge
-        client.slowlog_reset()
-        statistic.record_many(ADVERSARIAL, when=WHEN)
-        entries = client.slowlog_get(10_000)
+        for round_ in range(3):
+            statistic = Statistic(f"timed {round_}")
+            statistic.record_many(ADVERSARIAL[::7], when=WHEN)  # slices full: new buckets merge
+            client.slowlog_reset()
+            statistic.record_many(ADVERSARIAL, when=WHEN)
+            entries = reversed(client.slowlog_get(10_000))
+            rounds.append([e["duration"] for e in entries if "EVALSHA" in str(e["command"])[:12]])
     finally:
         client.config_set("slowlog-log-slower-than", old)
-    durations = [e["duration"] for e in entries if "EVALSHA" in str(e["command"])[:12]]
-    assert len(durations) >= 100
-    assert max(durations) < 30_000
+    assert len(rounds[0]) >= 100
+    assert max(min(call) for call in zip(*rounds, strict=True)) < 30_000
 
 
 @pytest.mark.parametrize("seed", range(4))

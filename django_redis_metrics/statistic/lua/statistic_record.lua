@@ -78,35 +78,37 @@ end
 -- The values, parsed once for every precision: their numbers, the ARGV positions of the least
 -- and the greatest (the first of equals, as value-by-value comparisons keep), and their
 -- buckets (texts, in the order first seen) with how many values fall in each.
-local numbers, least, greatest = {}, 7, 7
-local tags, tag_counts = {}, {}
-for v = 7, TIME - 1, 2 do
-    local number = tonumber(ARGV[v])
-    numbers[#numbers + 1] = number
-    if number < numbers[(least - 5) / 2] then
-        least = v
-    elseif number > numbers[(greatest - 5) / 2] then
-        greatest = v
-    end
-    local tag = ARGV[v + 1]
-    local n = tag_counts[tag]
-    if n then
-        tag_counts[tag] = n + 1
-    else
-        tag_counts[tag] = 1
-        tags[#tags + 1] = tag
+local numbers, least, greatest, tags, tag_counts
+if values > 1 then
+    numbers, least, greatest, tags, tag_counts = {}, 7, 7, {}, {}
+    for v = 7, TIME - 1, 2 do
+        local number = tonumber(ARGV[v])
+        numbers[#numbers + 1] = number
+        if number < numbers[(least - 5) / 2] then
+            least = v
+        elseif number > numbers[(greatest - 5) / 2] then
+            greatest = v
+        end
+        local tag = ARGV[v + 1]
+        local n = tag_counts[tag]
+        if n then
+            tag_counts[tag] = n + 1
+        else
+            tag_counts[tag] = 1
+            tags[#tags + 1] = tag
+        end
     end
 end
 
--- The slice `blob` (nil: a new slice) with every value added; nil if `blob` is no slice. The
--- same slice as adding the values one by one would give: the same Welford steps in the same
--- order, min and max by the same comparisons, and the same buckets, since merging the two
+-- The slice `blob` (nil: a new slice) with several values added; nil if `blob` is no slice.
+-- The same slice as adding them one by one (add_one) would give: the same Welford steps in the
+-- same order, min and max by the same comparisons, and the same buckets, since merging the two
 -- lowest after each new bucket past `max_buckets` leaves the highest ones and everything
 -- below them in the lowest kept (the lowest kept only ever rises). Min and max keep the text
 -- they were given (the caller's exact repr), so only sum and m2 are formatted. The blob is
 -- read once and each bucket of the call spliced in, so the cost grows with the blob's length
--- times the call's distinct buckets (bounded by the caller), plus a sort when buckets merge.
-local function add(blob)
+-- times the call's distinct buckets (bounded by the caller), plus one pass when buckets merge.
+local function add_all(blob)
     local c, s, m2, lo, hi, nb, rest
     if blob then
         local pos
@@ -121,8 +123,6 @@ local function add(blob)
         if numbers[(greatest - 5) / 2] > tonumber(hi) then
             hi = ARGV[greatest]
         end
-    elseif values == 1 then
-        return '1,' .. ARGV[7] .. ',0,' .. ARGV[7] .. ',' .. ARGV[7] .. ',1;' .. ARGV[8] .. ':1'
     else
         c, s, m2, lo, hi, nb, rest = 0, 0, 0, ARGV[least], ARGV[greatest], 0, ''
     end
@@ -152,6 +152,54 @@ local function add(blob)
     end
     return string.format('%d,%.17g,%.17g,', c, s, m2) .. lo .. ',' .. hi .. ','
         .. (old_buckets + added - merges) .. rest
+end
+
+-- The slice `blob` (nil: a new slice) with the value `text` (in `bucket`) added; nil if
+-- `blob` is no slice: every `record`, spliced into the text as it stands. Min and max keep the
+-- text they were given (the caller's exact repr), so only sum and m2 are formatted.
+local function add_one(blob, text, bucket)
+    if not blob then
+        return ('1,' .. text .. ',0,' .. text .. ',' .. text .. ',1;' .. bucket .. ':1')
+    end
+    local value = tonumber(text)
+    local c, s, m2, lo, hi, nb, pos = blob:match('^(%d+),([^,]+),([^,]+),([^,]+),([^,]+),(%d+)()')
+    if not pos then
+        return nil
+    end
+    c, s, m2 = tonumber(c), tonumber(s), tonumber(m2)
+    local mean = s / c
+    c = c + 1
+    s = s + value
+    m2 = m2 + (value - mean) * (value - s / c)
+    if value < tonumber(lo) then
+        lo = text
+    end
+    if value > tonumber(hi) then
+        hi = text
+    end
+    local tag = ';' .. bucket .. ':'
+    local _, j = blob:find(tag, pos, true)
+    local rest
+    if j then
+        local digits = blob:match('^%d+', j + 1)
+        rest = blob:sub(pos, j) .. string.format('%d', tonumber(digits) + 1) .. blob:sub(j + 1 + #digits)
+    else
+        rest = blob:sub(pos) .. tag .. '1'
+        nb = tonumber(nb) + 1
+        if nb > max_buckets then
+            rest = collapse(rest, 1)
+            nb = nb - 1
+        end
+    end
+    return string.format('%d,%.17g,%.17g,', c, s, m2) .. lo .. ',' .. hi .. ',' .. nb .. rest
+end
+
+-- The slice `blob` (nil: a new slice) with every value added; nil if `blob` is no slice.
+local function add(blob)
+    if values == 1 then
+        return add_one(blob, ARGV[7], ARGV[8])
+    end
+    return add_all(blob)
 end
 
 -- Read every slice first: keys of another type fail here (WRONGTYPE), before any write.
