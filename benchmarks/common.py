@@ -38,7 +38,11 @@ def configure(url: str, prefix: str, **extra: Any) -> None:
     value = {"CONNECTION": url, "PREFIX": prefix, **extra}
     if not settings.configured:
         settings.configure(
-            INSTALLED_APPS=["django_redis_metrics"],
+            INSTALLED_APPS=[
+                "django.contrib.contenttypes",
+                "django.contrib.auth",
+                "django_redis_metrics",
+            ],
             USE_TZ=True,
             TIME_ZONE="UTC",
             DJANGO_REDIS_METRICS=value,

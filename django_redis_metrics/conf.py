@@ -212,7 +212,7 @@ class Settings(SettingsReader):
         DEFAULT_EVENT_RETENTION,
         float,
         "Seconds an `EventSeries` keeps events unless it sets `retention`, enforced as events are "
-        "recorded; at most 100 years.",
+        "recorded; at least 1 second, at most 100 years.",
         check="E020",
         validator=f"{PACKAGE}.events.model.validate_retention",
         shown="`2592000` (30 days)",

@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .batch import Batch
+from .validation import shown
+
 if TYPE_CHECKING:
     from .base import Metric
-    from .batch import Batch
 
 #: A write made later into the sender's batch: any model write called with ``batch=batch``.
 Write = Callable[["Batch"], None]
@@ -46,9 +48,19 @@ def sink() -> Sink:
 
 
 def check_defer(defer: object, batch: object) -> bool:
-    """``defer`` as a bool, refusing non-bools and ``defer=True`` together with a batch."""
+    """``defer`` as a bool, refusing non-bools, a ``batch`` that is not a :class:`Batch`, and
+    ``defer=True`` together with a batch: before anything runs or is written."""
     if not isinstance(defer, bool):
-        raise TypeError(f"defer must be True or False, not {defer!r}.")
-    if defer and batch is not None:
-        raise TypeError("Give either batch= or defer=True, not both.")
+        raise TypeError(f"defer must be True or False, not {shown(defer)}.")
+    if batch is not None:
+        check_batch(batch)
+        if defer:
+            raise TypeError("Give either batch= or defer=True, not both.")
     return defer
+
+
+def check_batch(batch: object) -> None:
+    """Refuse a ``batch=`` that is neither ``None`` nor a :class:`Batch` (its write would fail
+    with an AttributeError, or, in ``Statistic.time()``, only after the block ran)."""
+    if batch is not None and not isinstance(batch, Batch):
+        raise TypeError(f"batch must be a Batch, not {type(batch).__name__}: {shown(batch)}.")

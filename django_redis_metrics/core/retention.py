@@ -17,15 +17,17 @@ and drop data that is still wanted.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 
 from .periods import Period, period_class
 from .timeutil import EARLIEST, LATEST
-from .validation import integer, seconds
+from .validation import integer, iterable, seconds, shown
 
 #: Seconds a write may be stamped ahead of the Redis server's clock (clock skew between the
 #: site's servers and Redis); later writes are refused.
 MAX_AHEAD = 60
+#: Shortest retention of any metric, in seconds: below it nothing would be kept (and a
+#: retention such as 1e-300 is a mistake, not a wish).
+MIN_RETENTION = 1
 #: Longest retention of any metric, in seconds (100 years): TTLs and windows stay exact.
 MAX_RETENTION = 100 * 366 * 86400
 #: Coarsest precision of a metric kept in slices: 366 days.
@@ -42,8 +44,10 @@ LISTPACK_ENTRIES = 128
 
 
 def validate_retention(value: object, what: str = "retention") -> float:
-    """A positive number of seconds, at most :data:`MAX_RETENTION`."""
+    """A number of seconds in ``[MIN_RETENTION, MAX_RETENTION]``."""
     number = seconds(value, what)
+    if number < MIN_RETENTION:
+        raise ValueError(f"{what} must be at least {MIN_RETENTION} second, not {shown(value)}.")
     if number > MAX_RETENTION:
         raise ValueError(
             f"{what} must be at most {MAX_RETENTION} seconds (100 years), not {value!r}."
@@ -53,9 +57,7 @@ def validate_retention(value: object, what: str = "retention") -> float:
 
 def validate_precisions(precisions: object) -> tuple[int, ...]:
     """Sorted unique integer precisions (seconds) in ``[1, MAX_PRECISION]``, or a clear error."""
-    if isinstance(precisions, str | bytes) or not isinstance(precisions, Iterable):
-        raise TypeError(f"precisions must be a sequence of seconds, not {precisions!r}.")
-    values = tuple(precisions)
+    values = tuple(iterable(precisions, "precisions", "seconds"))
     if not values:
         raise ValueError("precisions must name at least one precision.")
     if len(values) > MAX_PRECISIONS:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 import reprlib
+from collections.abc import Iterable
 from decimal import Decimal
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 #: How error messages show a refused value: its start and its type, never all of it (a
 #: megabyte string would otherwise be copied into the message, the logs and the error page).
@@ -41,6 +42,30 @@ def integer(value: object, what: str, *, minimum: int | None = None, unit: str =
         qualifier = "positive" if minimum == 1 else f"at least {minimum}"
         raise ValueError(f"{what} must be {qualifier}, not {number}.")
     return number
+
+
+#: Types iterating as characters or bytes (ints): never a collection of values or precisions.
+_TEXT = (str, bytes, bytearray, memoryview)
+
+
+def iterable(value: object, what: str, of: str) -> Iterable[Any]:
+    """``value`` if it is a collection (of ``of``, as the message says); ``TypeError`` for text
+    and bytes (whose items are characters or small ints: ``b"1"`` would be the value 49) and
+    for a non-iterable."""
+    if isinstance(value, _TEXT) or not isinstance(value, Iterable):
+        raise TypeError(
+            f"{what} must be a sequence of {of}, not {type(value).__name__}: {shown(value)}."
+        )
+    return value
+
+
+def boolean(value: object, what: str) -> bool:
+    """``value`` if it is ``True`` or ``False`` (a flag given anything else is a mistake)."""
+    if not isinstance(value, bool):
+        raise TypeError(
+            f"{what} must be True or False, not {type(value).__name__}: {shown(value)}."
+        )
+    return value
 
 
 def positive_int(value: object, what: str) -> int:

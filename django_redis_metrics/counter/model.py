@@ -149,6 +149,7 @@ class Counter(SlicedMetric):
             args += [precision, len(counts)]
             for start, count in counts.items():
                 args += [start, count]
+        args.append(max(map(max, slices.values())))  # the latest start, checked first
         if inline:
             keys.append(catalogue_key(KIND))
         return ScriptCall(script("counter_incr"), keys, args, self._listing_steps)

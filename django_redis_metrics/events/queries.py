@@ -15,7 +15,7 @@ from ..core.retention import ttl_ms
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Script, Steps
 from ..core.timeutil import When
-from ..core.validation import positive_int
+from ..core.validation import boolean, positive_int
 from .codec import (
     bound,
     decode_event,
@@ -146,6 +146,7 @@ class SeriesQueries(SeriesKeys):
     ) -> Steps[list[int]]:
         """``counts``' ``events_counts`` script calls, in order, everything validated first."""
         window = validate_window(window)
+        boolean(cache, "cache")
         lo, hi = time_range(start, end)
         if (hi - lo) / window > self.MAX_WINDOWS:  # also catches windows too small to index
             windows: int | float = (hi - lo) / window

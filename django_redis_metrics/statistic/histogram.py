@@ -38,6 +38,28 @@ def bucket(value: float) -> int:
     return int(math.copysign(k + OFFSET, value))
 
 
+def calls(numbers: Iterable[float], max_values: int, max_buckets: int) -> list[list[float]]:
+    """``numbers`` sorted, then cut into runs of at most ``max_values`` values falling in at
+    most ``max_buckets`` distinct buckets: what one script call adds, so that its time stays
+    bounded whatever the values (it grows with the buckets a call touches). Sorted, values of
+    a bucket are neighbours, so a run fills with values rather than buckets: few calls. Adding
+    the runs one after the other gives the very slice one call of the sorted values would (the
+    same additions in the same order)."""
+    runs: list[list[float]] = []
+    run: list[float] = []
+    seen: set[int] = set()
+    for number in sorted(numbers):
+        index = bucket(number)
+        if len(run) == max_values or (index not in seen and len(seen) == max_buckets):
+            runs.append(run)
+            run, seen = [], set()
+        run.append(number)
+        seen.add(index)
+    if run:
+        runs.append(run)
+    return runs
+
+
 def estimate(index: int) -> float:
     """The value a bucket stands for: the point of its range with the least relative error."""
     if index == 0:

@@ -12,6 +12,7 @@
 -- ARGV[4]          how many seconds a slice may start after the Redis clock (later: refused)
 -- ARGV[5]          what this call adds to the lifetime total (its increments, counted once)
 -- ARGV[6..]        per precision: precision, number of pairs, then (slice start, count) pairs
+-- ARGV[#ARGV]      the latest slice start of the call (compared with the Redis clock first)
 -- Retention, at write time: each hash keeps the newest `samples` slices up to its head. An
 -- increment of an existing slice is a plain HINCRBY (and one of the total); only a write that
 -- creates a slice (once per slice) reads and writes the retention state: a new slice older
@@ -21,18 +22,50 @@
 -- the meta hash expires no earlier than any hash. So a hash never holds more than `samples`
 -- fields (plus the few a clock up to ARGV[4] s ahead may add), and a counter nobody writes any
 -- more disappears by itself, lifetime total included.
--- Cost (Redis time per call, see docs/benchmarks.md): the slices are written first; then the
--- meta hash is written once (HINCRBY of the total, plus HEXISTS of the listing on a cluster),
--- or, when a slice is new, read once (HMGET) and written once (HSET, the total included). Numbers are parsed with `+ 0` rather than
+-- Cost (Redis time per call, see docs/benchmarks.md): the clock is read (TIME) and every start
+-- compared with it; the slices are written; then the meta hash is written once (HINCRBY of the
+-- total, plus HEXISTS of the listing on a cluster), or, when a slice is new, read once (HMGET)
+-- and written once (HSET, the total included). Numbers are parsed with `+ 0` rather than
 -- tonumber(), which parses twice.
 -- Returns 1 while the counter is not known to be listed in the catalogue (the caller must
--- register it, then set 'listed'), else 0. All or nothing: if an increment fails (it would
--- overflow a slice or the lifetime total, or Redis refuses it: a key of another type...) or a
--- new slice starts too far ahead of the Redis clock, the increments already made are undone
--- and the error is returned before any slice is deleted or any meta field written.
+-- register it, then set 'listed'), else 0. All or nothing: a new slice starting too far ahead
+-- of the Redis clock is refused before any write; if an increment fails (it would overflow a
+-- slice or the lifetime total, or Redis refuses it: a key of another type...), the increments
+-- already made are undone and the error is returned before any slice is deleted or any meta
+-- field written.
 local FIRST = 6
 local has_catalogue = ARGV[3] == '1'
 local last = has_catalogue and #KEYS - 1 or #KEYS
+
+--#include lib/clock.lua
+-- Refused before anything is written (replicas and the AOF see nothing): a call that would
+-- open a slice starting more than ARGV[4] s after the Redis clock. The last ARGV, the latest
+-- start of the call, is compared first (one comparison on the way of every increment); past
+-- the clock, each precision's latest start is, and a precision with a start that late looks
+-- its slices up (a slice that exists already is only added to): refused if one is new.
+local ahead = ARGV[4] + 0
+local now, now_ms = server_clock()
+
+if ARGV[#ARGV] + 0 > now + ahead then
+    local a = FIRST
+    for i = 2, last do
+        local pairs_end = a + 2 * ARGV[a + 1]
+        local latest_at = a + 2
+        for b = a + 4, pairs_end, 2 do
+            if ARGV[b] + 0 > ARGV[latest_at] + 0 then
+                latest_at = b
+            end
+        end
+        if ARGV[latest_at] + 0 > now + ahead then
+            for b = a + 2, pairs_end, 2 do
+                if redis.pcall('HEXISTS', KEYS[i], ARGV[b]) == 0 then
+                    return ahead_refusal('counter ' .. ARGV[1], ARGV[latest_at], now, ahead)
+                end
+            end
+        end
+        a = pairs_end + 2
+    end
+end
 
 -- Undo every increment sent before ARGV position 'stop', and the lifetime total's when
 -- `total` (on the error path only, so the success path keeps no bookkeeping).
@@ -138,30 +171,23 @@ local function listing(listed, total)
     return failed(redis.pcall('ZADD', KEYS[#KEYS], 0, ARGV[1]), total, 'catalogue'), 0
 end
 
---#include lib/clock.lua
 --#include lib/slices.lua
 local samples_text = ARGV[2]
 local samples = samples_text + 0
-local ahead = ARGV[4] + 0
-local now, now_ms = server_clock()
 local fields = {'listed', 't'}
 for j = 1, #fresh, 4 do
     local at = fresh[j]
     local last_pair = ARGV[at + 1]
     last_pair = at + 2 * (last_pair == '1' and 1 or last_pair)
-    local newest, newest_at = ARGV[at + 2] + 0, at + 2
+    local newest = ARGV[at + 2] + 0
     local oldest = newest
     for b = at + 4, last_pair, 2 do
         local start = ARGV[b] + 0
         if start > newest then
-            newest, newest_at = start, b
+            newest = start
         elseif start < oldest then
             oldest = start
         end
-    end
-    if newest > now + ahead then
-        undo_before(#ARGV + 1, false)
-        return ahead_refusal('counter ' .. ARGV[1], ARGV[newest_at], now, ahead)
     end
     fresh[j + 2], fresh[j + 3] = newest, oldest
     local p = ARGV[at]

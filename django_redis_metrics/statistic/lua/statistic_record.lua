@@ -33,24 +33,130 @@ local max_buckets = tonumber(ARGV[5])
 local name = ARGV[1]
 local catalogue = has_catalogue and KEYS[#KEYS] or nil
 
--- The buckets of `rest` with the two lowest merged into one.
-local function collapse(rest)
-    local found = {}
+-- `rest` (the ';bucket:count' cells) with `count` added to the cell of `bucket` (a text),
+-- or with that cell appended; and whether it was appended.
+local function add_to_cell(rest, bucket, count)
+    local tag = ';' .. bucket .. ':'
+    local _, j = rest:find(tag, 1, true)
+    if not j then
+        return rest .. tag .. count, true
+    end
+    local digits = rest:match('^%d+', j + 1)
+    return rest:sub(1, j) .. string.format('%d', digits + count) .. rest:sub(j + 1 + #digits), false
+end
+
+-- `rest` with its `merges` lowest buckets merged into the next one above them: what merging
+-- the two lowest `merges` times gives. One pass keeps the lowest `merges + 1` buckets (few:
+-- at most the call's distinct buckets), then their cells are cut out and the merged count
+-- added to the one kept, so the rest of the text is copied, never rebuilt cell by cell.
+local function collapse(rest, merges)
+    local low = {}  -- the lowest merges + 1 buckets seen, ascending, as numbers
+    local texts, counts = {}, {}
+    local limit = merges + 1
     for b, n in rest:gmatch(';(%-?%d+):(%d+)') do
-        found[#found + 1] = {tonumber(b), tonumber(n)}
+        local k = tonumber(b)
+        if #low < limit or k < low[limit] then
+            local i = math.min(#low, limit - 1)
+            while i >= 1 and low[i] > k do
+                low[i + 1] = low[i]
+                i = i - 1
+            end
+            low[i + 1] = k
+            texts[k], counts[k] = b, n
+        end
     end
-    table.sort(found, function(x, y) return x[1] < y[1] end)
-    found[2][2] = found[2][2] + found[1][2]
-    local parts = {}
-    for i = 2, #found do
-        parts[#parts + 1] = string.format(';%d:%d', found[i][1], found[i][2])
+    local carry = 0
+    for i = 1, merges do
+        local cell = ';' .. texts[low[i]] .. ':' .. counts[low[i]]
+        local at = rest:find(cell .. ';', 1, true) or (#rest - #cell + 1)  -- else the last cell
+        rest = rest:sub(1, at - 1) .. rest:sub(at + #cell)
+        carry = carry + counts[low[i]]
     end
-    return table.concat(parts)
+    return (add_to_cell(rest, texts[low[limit]], carry))
+end
+
+-- The values, parsed once for every precision: their numbers, the ARGV positions of the least
+-- and the greatest (the first of equals, as value-by-value comparisons keep), and their
+-- buckets (texts, in the order first seen) with how many values fall in each.
+local numbers, least, greatest, tags, tag_counts
+if values > 1 then
+    numbers, least, greatest, tags, tag_counts = {}, 7, 7, {}, {}
+    for v = 7, TIME - 1, 2 do
+        local number = tonumber(ARGV[v])
+        numbers[#numbers + 1] = number
+        if number < numbers[(least - 5) / 2] then
+            least = v
+        elseif number > numbers[(greatest - 5) / 2] then
+            greatest = v
+        end
+        local tag = ARGV[v + 1]
+        local n = tag_counts[tag]
+        if n then
+            tag_counts[tag] = n + 1
+        else
+            tag_counts[tag] = 1
+            tags[#tags + 1] = tag
+        end
+    end
+end
+
+-- The slice `blob` (nil: a new slice) with several values added; nil if `blob` is no slice.
+-- The same slice as adding them one by one (add_one) would give: the same Welford steps in the
+-- same order, min and max by the same comparisons, and the same buckets, since merging the two
+-- lowest after each new bucket past `max_buckets` leaves the highest ones and everything
+-- below them in the lowest kept (the lowest kept only ever rises). Min and max keep the text
+-- they were given (the caller's exact repr), so only sum and m2 are formatted. The blob is
+-- read once and each bucket of the call spliced in, so the cost grows with the blob's length
+-- times the call's distinct buckets (bounded by the caller), plus one pass when buckets merge.
+local function add_all(blob)
+    local c, s, m2, lo, hi, nb, rest
+    if blob then
+        local pos
+        c, s, m2, lo, hi, nb, pos = blob:match('^(%d+),([^,]+),([^,]+),([^,]+),([^,]+),(%d+)()')
+        if not pos then
+            return nil
+        end
+        c, s, m2, nb, rest = tonumber(c), tonumber(s), tonumber(m2), tonumber(nb), blob:sub(pos)
+        if numbers[(least - 5) / 2] < tonumber(lo) then
+            lo = ARGV[least]
+        end
+        if numbers[(greatest - 5) / 2] > tonumber(hi) then
+            hi = ARGV[greatest]
+        end
+    else
+        c, s, m2, lo, hi, nb, rest = 0, 0, 0, ARGV[least], ARGV[greatest], 0, ''
+    end
+    local first = 1
+    if c == 0 then
+        c, s, first = 1, numbers[1], 2
+    end
+    for i = first, values do
+        local value = numbers[i]
+        local mean = s / c
+        c = c + 1
+        s = s + value
+        m2 = m2 + (value - mean) * (value - s / c)
+    end
+    local old_buckets, added = nb, 0
+    for _, tag in ipairs(tags) do
+        local appended
+        rest, appended = add_to_cell(rest, tag, tag_counts[tag])
+        if appended then
+            added = added + 1
+        end
+    end
+    -- One merge per new bucket that takes the count past the bound, as value by value.
+    local merges = math.max(0, math.min(added, old_buckets + added - max_buckets))
+    if merges > 0 then
+        rest = collapse(rest, merges)
+    end
+    return string.format('%d,%.17g,%.17g,', c, s, m2) .. lo .. ',' .. hi .. ','
+        .. (old_buckets + added - merges) .. rest
 end
 
 -- The slice `blob` (nil: a new slice) with the value `text` (in `bucket`) added; nil if
--- `blob` is no slice. Min and max keep the text they were given (the caller's exact repr), so
--- only sum and m2 are formatted.
+-- `blob` is no slice: every `record`, spliced into the text as it stands. Min and max keep the
+-- text they were given (the caller's exact repr), so only sum and m2 are formatted.
 local function add_one(blob, text, bucket)
     if not blob then
         return ('1,' .. text .. ',0,' .. text .. ',' .. text .. ',1;' .. bucket .. ':1')
@@ -81,7 +187,7 @@ local function add_one(blob, text, bucket)
         rest = blob:sub(pos) .. tag .. '1'
         nb = tonumber(nb) + 1
         if nb > max_buckets then
-            rest = collapse(rest)
+            rest = collapse(rest, 1)
             nb = nb - 1
         end
     end
@@ -90,13 +196,10 @@ end
 
 -- The slice `blob` (nil: a new slice) with every value added; nil if `blob` is no slice.
 local function add(blob)
-    for v = 7, TIME - 1, 2 do
-        blob = add_one(blob, ARGV[v], ARGV[v + 1])
-        if not blob then
-            return nil
-        end
+    if values == 1 then
+        return add_one(blob, ARGV[7], ARGV[8])
     end
-    return blob
+    return add_all(blob)
 end
 
 -- Read every slice first: keys of another type fail here (WRONGTYPE), before any write.
