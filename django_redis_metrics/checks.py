@@ -28,7 +28,7 @@ from django.utils.module_loading import import_string
 from .conf import DEFAULTS, SETTING_NAME, Settings
 from .core.connection import is_url
 from .core.keys import validate_name
-from .core.validation import positive_int
+from .core.validation import positive_int, shown
 from .sender_settings import LEGACY_SENDER_KEYS, SENDER_KEYS
 
 ID = "django_redis_metrics.{}"
@@ -154,16 +154,18 @@ def validate_connection(value: object) -> str:
     if not isinstance(value, str) or not value:
         raise TypeError(
             "must be a Redis URL (e.g. 'redis://localhost:6379/0', 'unix:///run/redis.sock') "
-            f"or the name of a CACHES alias, not {value!r}."
+            f"or the name of a CACHES alias, not {shown(value)}."
         )
     if "://" in value and not is_url(value):
-        raise ValueError(f"{value!r} has an unknown scheme: use redis://, rediss:// or unix://.")
+        raise ValueError(
+            f"{shown(value)} has an unknown scheme: use redis://, rediss:// or unix://."
+        )
     return value
 
 
 def validate_bool(value: object) -> bool:
     if not isinstance(value, bool):
-        raise TypeError(f"must be True or False, not {value!r}.")
+        raise TypeError(f"must be True or False, not {shown(value)}.")
     return value
 
 
@@ -174,7 +176,7 @@ def validate_time_zone(value: object) -> str | None:
     try:
         zoneinfo.ZoneInfo(str(value))
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"{value!r} is not a known time zone.") from None
+        raise ValueError(f"{shown(value)} is not a known time zone.") from None
     return str(value)
 
 
@@ -228,7 +230,7 @@ def validate_exclude_views(value: object) -> tuple[str, ...]:
         or not isinstance(value, list | tuple)
         or not all(isinstance(item, str) and item for item in value)
     ):
-        raise ValueError(f"must be a list of non-empty strings, not {value!r}.")
+        raise ValueError(f"must be a list of non-empty strings, not {shown(value)}.")
     return tuple(value)
 
 
@@ -238,7 +240,7 @@ def validate_exclude_paths(value: object) -> tuple[str, ...] | None:
         return None
     paths = validate_exclude_views(value)
     if any(not path.startswith("/") for path in paths):
-        raise ValueError(f"entries are path prefixes and must start with '/': {value!r}.")
+        raise ValueError(f"entries are path prefixes and must start with '/': {shown(value)}.")
     return paths
 
 
@@ -255,5 +257,5 @@ def validate_dashboard(value: object) -> object:
 def validate_sender(value: object) -> object:
     """A dict (its keys are checked one by one, see :func:`check_sender`)."""
     if not isinstance(value, Mapping):
-        raise TypeError(f"must be a dict of the sender's keys, not {value!r}.")
+        raise TypeError(f"must be a dict of the sender's keys, not {shown(value)}.")
     return value

@@ -32,6 +32,7 @@ from .bitmaps import UniqueBitmap
 from .conf import conf
 from .core.batch import Batch
 from .core.keys import validate_name
+from .core.validation import shown
 from .counter import Counter
 from .events import EventSeries
 from .sending import sender
@@ -131,7 +132,7 @@ def _metric(metric: str | Metric, model: type[Metric], label: str) -> str | Metr
 
 def _name(metric: object, model: type, label: str) -> str:
     if isinstance(metric, Counter | UniqueBitmap | EventSeries):
-        raise TypeError(f"Expected a {model.__name__} or a {label} name, not {metric!r}.")
+        raise TypeError(f"Expected a {model.__name__} or a {label} name, not {shown(metric)}.")
     return validate_name(metric, f"{label} name")
 
 
@@ -140,8 +141,8 @@ def _series(series: str | EventSeries, index: Sequence[str] | None) -> EventSeri
         return EventSeries(_name(series, EventSeries, "event series"), index=index or ())
     if index is not None:
         raise TypeError(
-            f"track_event({series!r}, index=...): a declared EventSeries brings its own index; "
-            "declare it there."
+            f"track_event({shown(series)}, index=...): a declared EventSeries brings its own "
+            "index; declare it there."
         )
     return series
 

@@ -131,6 +131,14 @@ HUGE_REFUSALS: list[tuple[str, Callable[[], Any]]] = [
     ("record(value=int)", lambda: Statistic("s").record(10**5000)),
     ("set(value=bytes)", lambda: Gauge("g").set(HUGE.encode())),  # type: ignore[arg-type]
     ("counter named by bytes", lambda: Counter(HUGE.encode())),  # type: ignore[arg-type]
+    ("an event field of bytes", lambda: EventSeries("e").record(body=HUGE.encode())),
+    ("record_many of a str", lambda: EventSeries("e").record_many([HUGE])),  # type: ignore[list-item]
+    ("a user id of bytes", lambda: UniqueBitmap("u").mark(HUGE.encode())),  # type: ignore[arg-type]
+    ("mark_many of a str", lambda: UniqueBitmap("u").mark_many([HUGE])),  # type: ignore[list-item]
+    ("an item of bytes", lambda: UniqueEstimate("v").add(HUGE.encode())),  # type: ignore[arg-type]
+    ("incr_many of a str", lambda: Counter("c").incr_many([HUGE])),  # type: ignore[list-item]
+    ("a window of str", lambda: EventSeries("e").counts(0, 1, HUGE)),  # type: ignore[arg-type]
+    ("a percentile q of str", lambda: Statistic("s").percentile(60, HUGE)),  # type: ignore[arg-type]
 ]
 
 

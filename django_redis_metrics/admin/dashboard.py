@@ -20,6 +20,7 @@ from ..core.base import Metric
 from ..core.drive import drive
 from ..core.keys import catalogue_key, metric_key, to_str
 from ..core.steps import Op, Pipe, Steps
+from ..core.validation import shown
 from . import common, health_tiles, labels, tiles
 from .tilebase import Env, Links, Lookup, Reads, Tile
 
@@ -48,12 +49,12 @@ def tile_class(spec: object) -> type[Tile]:
         try:
             found = import_string(spec)
         except ImportError as exc:
-            raise ValueError(f"Cannot import the dashboard tile {spec!r}: {exc}") from None
+            raise ValueError(f"Cannot import the dashboard tile {shown(spec)}: {exc}") from None
         if isinstance(found, type) and issubclass(found, Tile):
             return found
-        raise TypeError(f"{spec!r} is not a subclass of {Tile.__module__}.Tile.")
+        raise TypeError(f"{shown(spec)} is not a subclass of {Tile.__module__}.Tile.")
     raise ValueError(
-        f"Unknown dashboard tile {spec!r}; use one of {', '.join(TILES)}, "
+        f"Unknown dashboard tile {shown(spec)}; use one of {', '.join(TILES)}, "
         "or the dotted path of a Tile subclass."
     )
 
@@ -62,14 +63,16 @@ def resolve_tiles(value: object) -> list[Tile]:
     """``DASHBOARD`` as tiles: each entry a tile name, a dotted path or class, or a dict
     ``{"tile": ..., **options}``; a clear ``TypeError``/``ValueError`` for anything else."""
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):
-        raise TypeError(f"DASHBOARD must be a list of tiles, not {value!r}.")
+        raise TypeError(f"DASHBOARD must be a list of tiles, not {shown(value)}.")
     found = []
     for entry in value:
         options: dict[str, Any] = {}
         if isinstance(entry, Mapping):
             options = dict(entry)
             if "tile" not in options:
-                raise ValueError(f"A DASHBOARD entry given as a dict needs a 'tile': {entry!r}.")
+                raise ValueError(
+                    f"A DASHBOARD entry given as a dict needs a 'tile': {shown(entry)}."
+                )
             entry = options.pop("tile")
         found.append(tile_class(entry)(**options))
     return found

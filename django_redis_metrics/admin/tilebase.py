@@ -19,6 +19,7 @@ from django.urls import reverse
 
 from ..core.base import Metric
 from ..core.steps import Op
+from ..core.validation import shown
 from .common import with_query
 
 #: The metrics the tiles wanted, by ``(kind, name)``; ``None`` when nothing is stored.
@@ -110,7 +111,7 @@ class Tile:
 def limit_option(value: object) -> int:
     """A tile's ``limit`` (rows shown): a positive int up to 100."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"A tile's limit must be an int, not {value!r}.")
+        raise TypeError(f"A tile's limit must be an int, not {shown(value)}.")
     if not 1 <= value <= 100:
         raise ValueError(f"A tile's limit must be 1 to 100, not {value}.")
     return value

@@ -21,6 +21,7 @@ from ..core.drive import drive
 from ..core.keys import metric_key, to_str
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Pipe, Script, Steps
+from ..core.validation import shown
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
@@ -41,7 +42,7 @@ def bitmap_size(highest: int) -> str:
 def validate_max_user_id(value: object) -> int:
     """``MAX_USER_ID``: an int in ``[0, 2**32 - 1]``, the highest integer user id."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"must be an int, not {value!r}.")
+        raise TypeError(f"must be an int, not {shown(value)}.")
     if not 0 <= value <= MAX_OFFSET:
         raise ValueError(f"must be in [0, 2**32 - 1], not {value}.")
     return int(value)
@@ -145,7 +146,7 @@ def normalize_id(user_id: object, highest: int | None = None) -> int | str:
     """An int bit offset (an ``IntEnum`` as a plain int), or the string to map for a UUID/str
     id; clear errors otherwise. ``highest``: ``MAX_USER_ID`` when the caller read it already."""
     if isinstance(user_id, bool):
-        raise TypeError(f"A user id must be an int, str or UUID, not a bool ({user_id!r}).")
+        raise TypeError(f"A user id must be an int, str or UUID, not a bool ({shown(user_id)}).")
     if isinstance(user_id, int):
         if highest is None:
             highest = conf.MAX_USER_ID
@@ -169,7 +170,7 @@ def normalize_id(user_id: object, highest: int | None = None) -> int | str:
         # or encode otherwise, and the id cache and the batch's replies are keyed by it.
         return str.__str__(user_id)
     raise TypeError(
-        f"A user id must be an int, str or UUID, not {type(user_id).__name__}: {user_id!r}."
+        f"A user id must be an int, str or UUID, not {type(user_id).__name__}: {shown(user_id)}."
     )
 
 

@@ -29,6 +29,7 @@ from ..core.keys import temp_key, to_str
 from ..core.periods import Period
 from ..core.scripts import STALE, ScriptLibrary, error_code
 from ..core.steps import Op, Script, Steps
+from ..core.validation import shown
 from .ids import normalize_id, read_bits, read_bits_steps
 from .keys import KIND
 
@@ -179,7 +180,7 @@ class _Copied(BitmapQuery):
 
 def _combine(op: str, left: BitmapQuery, right: object) -> BitmapQuery:
     if not isinstance(right, BitmapQuery):
-        raise TypeError(f"A bitmap query combines only with another query, not {right!r}.")
+        raise TypeError(f"A bitmap query combines only with another query, not {shown(right)}.")
     return Operation(op, left, right)
 
 
@@ -242,7 +243,7 @@ class _Program:
             self.emit(node.right)
             self.code += ["O", node.op, self.temp()]
         else:  # pragma: no cover - every node type is handled above
-            raise TypeError(f"Not a bitmap query: {node!r}")
+            raise TypeError(f"Not a bitmap query: {shown(node)}")
 
 
 def _run_program(node: BitmapQuery, home: str, mode: str, offset: int = 0) -> Steps[Any]:
@@ -382,7 +383,7 @@ def _member(node: BitmapQuery, bits: list[bool]) -> bool:
         if isinstance(n, Operation):
             a, b = walk(n.left), walk(n.right)
             return {"AND": a and b, "OR": a or b, "XOR": a != b, "DIFF": a and not b}[n.op]
-        raise TypeError(f"Not a bitmap query: {n!r}")  # pragma: no cover
+        raise TypeError(f"Not a bitmap query: {shown(n)}")  # pragma: no cover
 
     return walk(node)
 
@@ -390,5 +391,5 @@ def _member(node: BitmapQuery, bits: list[bool]) -> bool:
 def validate_cache_ttl(value: object) -> int:
     """``BITMAP_CACHE_TTL``: seconds, 0 to disable the cache of past unions."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"must be a non-negative int number of seconds, not {value!r}.")
+        raise ValueError(f"must be a non-negative int number of seconds, not {shown(value)}.")
     return value

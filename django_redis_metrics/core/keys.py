@@ -53,7 +53,7 @@ def validate_prefix(prefix: object) -> str:
     """A prefix follows the name rules and, in addition, may not contain ':' at its ends."""
     value = validate_name(prefix, what="PREFIX")
     if value != value.strip(":"):
-        raise ValueError(f"The PREFIX {value!r} must not start or end with ':'.")
+        raise ValueError(f"The PREFIX {shown(value)} must not start or end with ':'.")
     return value
 
 

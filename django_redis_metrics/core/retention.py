@@ -50,7 +50,7 @@ def validate_retention(value: object, what: str = "retention") -> float:
         raise ValueError(f"{what} must be at least {MIN_RETENTION} second, not {shown(value)}.")
     if number > MAX_RETENTION:
         raise ValueError(
-            f"{what} must be at most {MAX_RETENTION} seconds (100 years), not {value!r}."
+            f"{what} must be at most {MAX_RETENTION} seconds (100 years), not {shown(value)}."
         )
     return number
 
@@ -108,7 +108,7 @@ def validate_periods_kept(value: object) -> dict[str, int]:
     """Period name -> number of periods kept (counting the current one), each in
     ``[1, MAX_PERIODS_KEPT]``: the retention of a metric kept per calendar period."""
     if not isinstance(value, dict):
-        raise TypeError(f"must be a dict of period name -> periods kept, not {value!r}.")
+        raise TypeError(f"must be a dict of period name -> periods kept, not {shown(value)}.")
     kept: dict[str, int] = {}
     for name, keep in value.items():
         period_class(name)

@@ -25,7 +25,7 @@ from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, Read, Steps, reads_of
 from ..core.timeutil import When, slice_start, to_timestamp
-from ..core.validation import integer
+from ..core.validation import integer, shown
 from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
@@ -110,7 +110,7 @@ class Counter(SlicedMetric):
         totals: dict[int, dict[int, int]] = {p: defaultdict(int) for p in self.precisions}
         for item in increments:
             if not isinstance(item, tuple) or len(item) != 2:
-                raise TypeError(f"incr_many expects (when, count) pairs, not {item!r}.")
+                raise TypeError(f"incr_many expects (when, count) pairs, not {shown(item)}.")
             timestamp = to_timestamp(item[0])
             count = validate_count(item[1])
             for precision, slices in totals.items():

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import uuid
 
+from ..core.validation import shown
+
 #: Longest ``str`` item, in bytes of UTF-8: every item travels to Redis (and waits in the
 #: sender's buffer when deferred), so its size is bounded; a longer text is refused.
 MAX_ITEM_BYTES = 1024
@@ -22,7 +24,7 @@ def normalize_item(item: object) -> str:
     """The text of ``item`` that Redis hashes; ``TypeError``/``ValueError`` saying what is
     wrong for anything else."""
     if isinstance(item, bool):
-        raise TypeError(f"An item must be a str, int or UUID, not a bool ({item!r}).")
+        raise TypeError(f"An item must be a str, int or UUID, not a bool ({shown(item)}).")
     if isinstance(item, int):
         if not MIN_INT_ITEM <= item <= MAX_INT_ITEM:
             raise ValueError(
@@ -46,4 +48,6 @@ def normalize_item(item: object) -> str:
                 "count a digest of longer ones (e.g. hashlib.blake2b(text).hexdigest())."
             )
         return text
-    raise TypeError(f"An item must be a str, int or UUID, not {type(item).__name__}: {item!r}.")
+    raise TypeError(
+        f"An item must be a str, int or UUID, not {type(item).__name__}: {shown(item)}."
+    )

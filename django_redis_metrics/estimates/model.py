@@ -39,7 +39,7 @@ from ..core.periods import (
 from ..core.retention import MAX_AHEAD
 from ..core.steps import Op, Steps
 from ..core.timeutil import When, to_timestamp
-from ..core.validation import positive_int
+from ..core.validation import positive_int, shown
 from .items import normalize_item
 from .keys import KIND
 from .query import EstimateQuery, script
@@ -99,7 +99,7 @@ class UniqueEstimate(PeriodicMetric):
         text = normalize_item(item)
         timestamp = to_timestamp(when)
         if batch is not None and not isinstance(batch, Batch):
-            raise TypeError(f"batch must be a Batch, not {type(batch).__name__}: {batch!r}.")
+            raise TypeError(f"batch must be a Batch, not {type(batch).__name__}: {shown(batch)}.")
         if deferral.check_defer(defer, batch):
             deferral.sink().write(self.name, lambda later: self._add(text, timestamp, later))
             return

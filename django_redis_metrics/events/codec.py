@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core.keys import to_str
 from ..core.timeutil import When, to_timestamp
+from ..core.validation import shown
 
 #: Field names an event may not use: ``id`` and ``timestamp`` name what every returned event
 #: holds; ``when`` and ``batch`` are ``record``'s own arguments (``record_many`` reads ``when``).
@@ -47,24 +48,25 @@ def encode_value(field: str, value: object) -> tuple[str, str]:
         tag, text = "i", str(int(value))  # an IntEnum is its number, whatever its str()
     elif isinstance(value, float):
         if not math.isfinite(value):
-            raise ValueError(f"Field {field!r} must be a finite number, not {value!r}.")
+            raise ValueError(f"Field {shown(field)} must be a finite number, not {shown(value)}.")
         tag, text = "f", repr(value)
     elif isinstance(value, Decimal):
         if not value.is_finite():
-            raise ValueError(f"Field {field!r} must be a finite number, not {value!r}.")
+            raise ValueError(f"Field {shown(field)} must be a finite number, not {shown(value)}.")
         tag, text = "n", str(value)
     elif isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
             raise ValueError(
-                f"Field {field!r} must be an aware datetime; got the naive {value.isoformat()}."
+                f"Field {shown(field)} must be an aware datetime; "
+                f"got the naive {value.isoformat()}."
             )
         tag, text = "t", value.isoformat()
     elif isinstance(value, date):
         tag, text = "d", value.isoformat()
     else:
         raise TypeError(
-            f"Field {field!r} must be a str, int, float, bool, Decimal, date or aware datetime, "
-            f"not {type(value).__name__}: {value!r}."
+            f"Field {shown(field)} must be a str, int, float, bool, Decimal, date or aware "
+            f"datetime, not {type(value).__name__}: {shown(value)}."
         )
     return f"{tag}:{text}", text
 
@@ -89,7 +91,8 @@ def utf8(text: str, what: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ValueError(
-            f"{what} cannot be encoded as UTF-8 ({exc.reason} at position {exc.start}): {text!r}."
+            f"{what} cannot be encoded as UTF-8 ({exc.reason} at position {exc.start}): "
+            f"{shown(text)}."
         ) from None
 
 
@@ -120,9 +123,9 @@ valid_field = lru_cache(maxsize=4096)(validate_field_name)
 
 def validate_window(window: object) -> int | float:
     if isinstance(window, bool) or not isinstance(window, int | float):
-        raise TypeError(f"window must be a number of seconds, not {window!r}.")
+        raise TypeError(f"window must be a number of seconds, not {shown(window)}.")
     if not math.isfinite(window) or window <= 0:
-        raise ValueError(f"window must be a positive number of seconds, not {window!r}.")
+        raise ValueError(f"window must be a positive number of seconds, not {shown(window)}.")
     if isinstance(window, float) and window.is_integer():
         return int(window)
     return window
@@ -132,7 +135,7 @@ def window_index(timestamp: float, window: int | float) -> int:
     """``k`` with ``k * window <= timestamp < (k + 1) * window``, exactly (as Lua computes it)."""
     quotient = timestamp / window
     if not math.isfinite(quotient):
-        raise ValueError(f"window {window!r} is too small for the time {timestamp!r}.")
+        raise ValueError(f"window {shown(window)} is too small for the time {shown(timestamp)}.")
     k = math.floor(quotient)
     if k * window > timestamp:
         k -= 1

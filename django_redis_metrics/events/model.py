@@ -30,7 +30,7 @@ from ..core.retention import MAX_AHEAD
 from ..core.retention import validate_retention as _retention_seconds
 from ..core.steps import Steps
 from ..core.timeutil import When, to_timestamp
-from ..core.validation import integer, positive_int
+from ..core.validation import integer, positive_int, shown
 from .aio import SeriesAsync
 from .codec import bound, score, validate_field_name
 from .keys import KIND, OTHER_VALUE
@@ -101,7 +101,7 @@ class EventSeries(SeriesAsync, Metric):
     ) -> None:
         self.name = validate_name(name, "event series name")
         if isinstance(index, str):
-            raise TypeError(f"index must be a sequence of field names, not the str {index!r}.")
+            raise TypeError(f"index must be a sequence of field names, not the str {shown(index)}.")
         self.index: tuple[str, ...] = tuple(
             dict.fromkeys(validate_field_name(f, indexed=True) for f in index)
         )
@@ -178,7 +178,7 @@ class EventSeries(SeriesAsync, Metric):
         Redis is away. ``when``, ``batch`` and ``defer`` cannot be field names.
         """
         if batch is not None and not isinstance(batch, Batch):
-            raise TypeError(f"batch must be a Batch, not {type(batch).__name__}: {batch!r}.")
+            raise TypeError(f"batch must be a Batch, not {type(batch).__name__}: {shown(batch)}.")
         deferred = deferral.check_defer(defer, batch)
         event = prepare(self, when, fields)
         if deferred:

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.timeutil import When, to_timestamp
+from ..core.validation import shown
 from .codec import encode_value, score, utf8, valid_field
 
 if TYPE_CHECKING:
@@ -31,17 +32,17 @@ def prepare(series: EventSeries, when: When, fields: Mapping[str, Any]) -> Prepa
     for field, value in fields.items():
         valid_field(field)
         stored, text = encode_value(field, value)
-        encoded = utf8(stored, f"The value of field {field!r}")
+        encoded = utf8(stored, f"The value of field {shown(field)}")
         indexed = field in series.index
         if indexed and len(encoded) - 2 > series.MAX_INDEXED_VALUE_BYTES:  # the text, untagged
             raise ValueError(
-                f"The value of the indexed field {field!r} takes {len(encoded) - 2} bytes; "
+                f"The value of the indexed field {shown(field)} takes {len(encoded) - 2} bytes; "
                 f"at most {series.MAX_INDEXED_VALUE_BYTES} are allowed: an indexed value names "
                 "a key (EventSeries.MAX_INDEXED_VALUE_BYTES)."
             )
         if len(encoded) > series.MAX_VALUE_BYTES:
             raise ValueError(
-                f"The value of field {field!r} takes {len(encoded)} bytes; at most "
+                f"The value of field {shown(field)} takes {len(encoded)} bytes; at most "
                 f"{series.MAX_VALUE_BYTES} are allowed (EventSeries.MAX_VALUE_BYTES)."
             )
         flat += [field.encode("utf-8"), encoded]
@@ -59,7 +60,7 @@ def prepared_chunks(
     weight = 0
     for item in events:
         if not isinstance(item, Mapping):
-            raise TypeError(f"record_many expects mappings of fields, not {item!r}.")
+            raise TypeError(f"record_many expects mappings of fields, not {shown(item)}.")
         fields = dict(item)
         when = fields.pop("when", None)
         event = prepare(series, when, fields)

@@ -27,7 +27,7 @@ from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, Read, Steps, reads_of
 from ..core.timeutil import When, slice_start, to_timestamp
-from ..core.validation import iterable, measure
+from ..core.validation import iterable, measure, shown
 from . import histogram
 from .histogram import Summary
 from .keys import KIND
@@ -232,9 +232,9 @@ class Statistic(SlicedMetric):
 
     def _percentile_steps(self, precision: int, q: float, when: When) -> Steps[float | None]:
         if isinstance(q, bool) or not isinstance(q, int | float):
-            raise TypeError(f"q must be a number in (0, 1], not {q!r}.")
+            raise TypeError(f"q must be a number in (0, 1], not {shown(q)}.")
         if not 0 < q <= 1:
-            raise ValueError(f"q must be a number in (0, 1], not {q!r}.")
+            raise ValueError(f"q must be a number in (0, 1], not {shown(q)}.")
         precision = self._check_precision(precision)
         start = slice_start(to_timestamp(when), precision)
         text = yield Op("hget", self.key(precision), str(start))

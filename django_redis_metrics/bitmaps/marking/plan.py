@@ -32,6 +32,7 @@ from ...core.keys import catalogue_key, metric_key
 from ...core.periods import Period, get_zone, period_class
 from ...core.retention import MAX_AHEAD
 from ...core.timeutil import When, to_timestamp
+from ...core.validation import shown
 from ..ids import id_kind_key, id_map_keys, normalize_id
 from ..keys import KIND
 from ..retention import period_bounds, retention
@@ -193,7 +194,7 @@ def group_marks(
     kinds: set[type] = set()
     for item in marks:
         if not isinstance(item, tuple) or len(item) != 2:
-            raise TypeError(f"mark_many expects (user_id, when) pairs, not {item!r}.")
+            raise TypeError(f"mark_many expects (user_id, when) pairs, not {shown(item)}.")
         value = normalize_id(item[0])
         timestamp = to_timestamp(item[1])
         kinds.add(type(value))
