@@ -18,6 +18,9 @@ from django_redis_metrics.testing import RedisClusterServers, RedisServer
 
 from .roundtrips import RoundTrips
 
+# The fixtures of the tests that go through Django (middleware, admin, sender), for every folder.
+pytest_plugins = ["tests.django_site"]
+
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:

@@ -14,7 +14,7 @@ import pytest
 from django_redis_metrics import Counter, EventSeries, UniqueBitmap
 from django_redis_metrics.core.periods import Week
 
-from .conftest import admin_url
+from ..django_site import admin_url
 
 pytestmark = pytest.mark.django_db
 PARIS = ZoneInfo("Europe/Paris")
