@@ -90,7 +90,7 @@ def _decorator(record: Recorder, only_if: Check, needs_user: bool) -> Callable[[
                         uid = None
                         if needs_user and hasattr(request, "auser"):
                             uid = user_id(await request.auser())
-                        elif needs_user:  # pragma: no cover (Django 4.2)
+                        elif needs_user:  # a middleware that sets request.user only
                             uid = user_id(getattr(request, "user", None))
                         _record(record, _Call(request, response, kwargs, uid))
                 except Exception:
