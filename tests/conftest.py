@@ -16,7 +16,17 @@ import pytest
 from django_redis_metrics.core.connection import RedisClient, get_redis_connection, is_cluster
 from django_redis_metrics.testing import RedisClusterServers, RedisServer
 
+from . import browser
 from .roundtrips import RoundTrips
+
+# The fixtures of the tests that go through Django (middleware, admin, sender), for every folder.
+pytest_plugins = ["tests.django_site"]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``browser`` needs Chromium: skipped without it (or failed, if required)."""
+    if item.get_closest_marker("browser") is not None:
+        browser.require_chromium(browser.CHROMIUM)
 
 
 @pytest.fixture(scope="session")

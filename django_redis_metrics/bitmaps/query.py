@@ -242,7 +242,7 @@ class _Program:
             self.emit(node.left)
             self.emit(node.right)
             self.code += ["O", node.op, self.temp()]
-        else:  # pragma: no cover - every node type is handled above
+        else:
             raise TypeError(f"Not a bitmap query: {shown(node)}")
 
 
@@ -383,7 +383,7 @@ def _member(node: BitmapQuery, bits: list[bool]) -> bool:
         if isinstance(n, Operation):
             a, b = walk(n.left), walk(n.right)
             return {"AND": a and b, "OR": a or b, "XOR": a != b, "DIFF": a and not b}[n.op]
-        raise TypeError(f"Not a bitmap query: {shown(n)}")  # pragma: no cover
+        raise TypeError(f"Not a bitmap query: {shown(n)}")
 
     return walk(node)
 

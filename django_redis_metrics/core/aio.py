@@ -184,8 +184,7 @@ def _alias_client(alias: str, options: dict[str, Any]) -> AsyncRedisClient:
     pool = shared.connection_pool
     connection_class = _ASYNC_CONNECTIONS.get(pool.connection_class, aconnection.Connection)
     kwargs = {key: value for key, value in pool.connection_kwargs.items() if key in ALIAS_OPTIONS}
-    return redis.asyncio.Redis(
-        connection_pool=redis.asyncio.ConnectionPool(
-            connection_class=connection_class, **{**kwargs, **options}
-        )
+    # from_pool: the client owns the pool, so closing the client closes its connections.
+    return redis.asyncio.Redis.from_pool(
+        redis.asyncio.ConnectionPool(connection_class=connection_class, **{**kwargs, **options})
     )

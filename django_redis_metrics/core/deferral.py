@@ -42,7 +42,7 @@ def register(sink: Sink) -> None:
 
 
 def sink() -> Sink:
-    if _sink is None:  # pragma: no cover - importing the package registers the sender
+    if _sink is None:
         raise RuntimeError("No sender is registered for deferred metrics writes.")
     return _sink
 

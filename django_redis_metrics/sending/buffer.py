@@ -15,7 +15,7 @@ from .writes import Submission
 #: Estimated bytes of one queued submission: the submission and its writes, plus each counter
 #: hit (a name and a count), each mark (a bitmap, a user id, a time) and each deferred write (a
 #: closure and the values it holds, e.g. an event's four fields). Measured with tracemalloc
-#: (``tests/integration/test_sender_buffer.py``): 690 bytes for a request counted by the
+#: (``tests/sending/test_sender_buffer.py``): 690 bytes for a request counted by the
 #: middleware (2 hits), 830 with its user marked, 1,215 with an event recorded by a decorator;
 #: the estimates (770, 930, 1,370) keep a margin of about a tenth.
 SUBMISSION_BYTES = 450

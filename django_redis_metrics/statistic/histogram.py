@@ -110,7 +110,7 @@ class Slice:
             seen += number
             if seen >= wanted:
                 return min(max(estimate(index), self.low), self.high)
-        return self.high  # pragma: no cover - the buckets hold `count` values
+        return self.high  # the buckets hold fewer than `count` values: a slice cut short
 
 
 def parse(text: bytes | str | None) -> Summary:

@@ -11,7 +11,7 @@ from django.test import AsyncClient, Client
 
 from django_redis_metrics import UniqueBitmap
 
-from .conftest import admin_url, flushed, signed_in
+from ..django_site import admin_url, flushed, signed_in
 
 pytestmark = pytest.mark.django_db
 

@@ -33,7 +33,8 @@ from django_redis_metrics import Counter, EventSeries, Statistic, UniqueBitmap
 from django_redis_metrics.core.periods import Day
 from django_redis_metrics.testing import RedisServer, free_port
 
-CHROMIUM = "/usr/bin/chromium"
+from ..browser import CHROMIUM
+
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",

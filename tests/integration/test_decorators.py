@@ -13,7 +13,7 @@ from django_redis_metrics import Counter, EventSeries, UniqueBitmap
 from django_redis_metrics.decorators import count, mark, track_event
 from django_redis_metrics.sending import sender
 
-from .conftest import counting_round_trips, wait_for_a_failure
+from ..django_site import counting_round_trips, wait_for_a_failure
 
 pytestmark = pytest.mark.django_db
 

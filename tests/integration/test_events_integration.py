@@ -12,8 +12,8 @@ from django.test import AsyncClient, Client
 
 from django_redis_metrics import Counter, EventSeries, UniqueBitmap
 
-from .conftest import admin_url, counting_round_trips, flushed, signed_in
-from .test_admin import XSS
+from ..admin.test_admin import XSS
+from ..django_site import admin_url, counting_round_trips, flushed, signed_in
 
 pytestmark = pytest.mark.django_db
 

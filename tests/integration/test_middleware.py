@@ -23,7 +23,7 @@ from django_redis_metrics.sending import sender
 from django_redis_metrics.sending.writes import Writes
 from django_redis_metrics.testing import RedisServer
 
-from .conftest import counting_round_trips, wait_for_a_failure
+from ..django_site import counting_round_trips, wait_for_a_failure
 
 pytestmark = pytest.mark.django_db
 

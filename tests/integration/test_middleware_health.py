@@ -12,7 +12,7 @@ from django_redis_metrics import Counter, Statistic
 from django_redis_metrics.middleware import status_class
 from django_redis_metrics.sending import sender
 
-from .conftest import counting_round_trips
+from ..django_site import counting_round_trips
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,7 @@ from django.urls import set_script_prefix
 from django_redis_metrics import Counter, UniqueBitmap
 from django_redis_metrics.sending import sender
 
-from .conftest import MIDDLEWARE, flushed, signed_in
+from ..django_site import MIDDLEWARE, flushed, signed_in
 
 pytestmark = pytest.mark.django_db
 

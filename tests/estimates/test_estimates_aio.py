@@ -15,10 +15,10 @@ from django_redis_metrics.core.periods import Day, Month
 from django_redis_metrics.core.scripts import MetricsRefused
 from django_redis_metrics.estimates.query import MAX_COUNT_KEYS
 
+from ..asyncio_helpers import AsyncRoundTrips, raised, run
 from ..clock import moment
 from ..conftest import Backend
 from ..roundtrips import RoundTrips
-from .common import AsyncRoundTrips, raised, run
 
 DAYS = 90  # more day keys than one PFCOUNT reads: the range is merged in bounded steps
 

@@ -13,7 +13,7 @@ from django_redis_metrics import Counter, UniqueBitmap
 from django_redis_metrics.admin import charts, labels
 from django_redis_metrics.core.periods import Day, Hour, Month, Week
 
-from .conftest import admin_url
+from ..django_site import admin_url
 
 PARIS = ZoneInfo("Europe/Paris")
 

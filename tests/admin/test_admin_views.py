@@ -14,7 +14,7 @@ from django_redis_metrics import Counter, Statistic
 from django_redis_metrics.admin import common as admin_common
 from django_redis_metrics.sending import sender
 
-from .conftest import admin_url, client_for, counting_round_trips, make_user
+from ..django_site import admin_url, client_for, counting_round_trips, make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from django.test import Client
 from django_redis_metrics import Gauge, Statistic, UniqueEstimate
 from django_redis_metrics.admin.health_tiles import statistic_url
 
-from .conftest import admin_url, client_for, counting_round_trips, make_user
+from ..django_site import admin_url, client_for, counting_round_trips, make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from django_redis_metrics import Counter, Gauge, Statistic, UniqueBitmap, UniqueEstimate
 
-from .conftest import client_for, make_user
+from ..django_site import client_for, make_user
 
 pytestmark = pytest.mark.django_db
 

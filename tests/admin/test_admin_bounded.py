@@ -11,7 +11,7 @@ from django_redis_metrics import EventSeries, UniqueBitmap
 from django_redis_metrics.admin import events as admin_events
 from django_redis_metrics.events.keys import OTHER_VALUE
 
-from .conftest import admin_url, client_for, counting_round_trips, make_user
+from ..django_site import admin_url, client_for, counting_round_trips, make_user
 
 pytestmark = pytest.mark.django_db
 

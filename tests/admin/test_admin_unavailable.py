@@ -9,7 +9,7 @@ import pytest
 
 from django_redis_metrics.testing import RedisServer, free_port
 
-from .conftest import admin_url, client_for, make_user
+from ..django_site import admin_url, client_for, make_user
 from .test_admin import PAGES
 
 pytestmark = pytest.mark.django_db

@@ -26,7 +26,7 @@ from django_redis_metrics.sending import failopen, sender
 from django_redis_metrics.sending.writes import Submission, Writes, build_batch
 from django_redis_metrics.testing import RedisServer
 
-from .conftest import flushed, signed_in, wait_for_a_failure
+from ..django_site import flushed, signed_in, wait_for_a_failure
 
 pytestmark = pytest.mark.django_db
 

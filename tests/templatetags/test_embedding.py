@@ -14,7 +14,7 @@ from django.test import RequestFactory
 
 from django_redis_metrics import Counter, EventSeries, UniqueBitmap
 
-from .conftest import admin_url, make_user
+from ..django_site import admin_url, make_user
 
 pytestmark = pytest.mark.django_db
 

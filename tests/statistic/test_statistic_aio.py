@@ -12,9 +12,9 @@ import pytest
 
 from django_redis_metrics import Statistic
 
+from ..asyncio_helpers import AsyncRoundTrips, raised, run
 from ..conftest import Backend
 from ..roundtrips import RoundTrips
-from .common import AsyncRoundTrips, raised, run
 
 T0 = 1_700_000_040  # a multiple of 60
 

@@ -15,7 +15,7 @@ from django_redis_metrics import Counter, EventSeries, UniqueBitmap
 from django_redis_metrics.core.periods import Week
 
 from ..clock import moment
-from .conftest import admin_url
+from ..django_site import admin_url
 
 pytestmark = pytest.mark.django_db
 PARIS = ZoneInfo("Europe/Paris")

@@ -8,8 +8,8 @@ import pytest
 
 from django_redis_metrics import Counter
 
+from ..asyncio_helpers import raised, run
 from ..conftest import Backend
-from .common import raised, run
 
 T0 = 1_700_000_000
 

@@ -10,8 +10,8 @@ import pytest
 from django_redis_metrics import EventSeries
 from django_redis_metrics.core.scripts import MetricsRefused
 
+from ..asyncio_helpers import clockless, raised, run
 from ..conftest import Backend
-from .common import clockless, raised, run
 
 T0 = 1_700_000_000
 

@@ -10,7 +10,7 @@ from django.urls import NoReverseMatch, reverse
 
 from django_redis_metrics import Counter
 
-from .conftest import admin_url, client_for, make_user
+from ..django_site import admin_url, client_for, make_user
 
 pytestmark = pytest.mark.django_db
 

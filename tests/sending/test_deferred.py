@@ -13,7 +13,7 @@ from django_redis_metrics.core.batch import Batch
 from django_redis_metrics.sending import sender
 from django_redis_metrics.testing import RedisServer
 
-from .views import deferred_buyers, deferred_orders, deferred_signups
+from ..integration.views import deferred_buyers, deferred_orders, deferred_signups
 
 pytestmark = pytest.mark.django_db
 

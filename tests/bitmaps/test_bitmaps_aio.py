@@ -14,8 +14,8 @@ from django_redis_metrics import UniqueBitmap
 from django_redis_metrics.bitmaps import model as bitmap_aio
 from django_redis_metrics.core.periods import Day
 
+from ..asyncio_helpers import raised, run
 from ..conftest import Backend
-from .common import raised, run
 
 FIRST = date(2025, 1, 1)
 DAYS = 100  # more day keys than one script call reads: unions are built in steps

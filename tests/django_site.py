@@ -1,4 +1,5 @@
-"""Fixtures and helpers of the Django integration tests (middleware, decorators, admin)."""
+"""Fixtures and helpers of the tests that go through Django: the middleware, decorators, admin
+and sender (a pytest plugin of the root conftest, so every test folder reaches its fixtures)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from django_redis_metrics.admin import common as admin_common
 from django_redis_metrics.middleware import view_names
 from django_redis_metrics.sending import sender
 
-from ..roundtrips import RoundTrips
+from .roundtrips import RoundTrips
 
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -13,9 +13,9 @@ from django_redis_metrics import Gauge
 from django_redis_metrics.core.retention import MAX_AHEAD
 from django_redis_metrics.core.scripts import MetricsRefused
 
+from ..asyncio_helpers import AsyncRoundTrips, clockless, raised, run
 from ..conftest import Backend
 from ..roundtrips import RoundTrips
-from .common import AsyncRoundTrips, clockless, raised, run
 
 T0 = 1_700_000_040  # a multiple of 60
 #: Arrivals out of time order: backfills must not hide the latest value.

@@ -17,7 +17,7 @@ from django_redis_metrics.sending import sender
 from django_redis_metrics.sending.writes import Writes
 from django_redis_metrics.testing import RedisClusterServers, RedisServer
 
-from .conftest import wait_for_a_failure
+from ..django_site import wait_for_a_failure
 
 #: How long each fault lasts: several attempts of the sender (FAIL_OPEN_TIMEOUT 0.2 s), far
 #: below the 5 s node timeout of the test cluster (so it does not fail over).

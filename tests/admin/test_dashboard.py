@@ -26,7 +26,7 @@ from django_redis_metrics.checks import check_settings
 from django_redis_metrics.core.keys import catalogue_key, metric_key
 from django_redis_metrics.core.periods import Day
 
-from .conftest import admin_url, client_for, counting_round_trips, make_user
+from ..django_site import admin_url, client_for, counting_round_trips, make_user
 
 pytestmark = pytest.mark.django_db
 PARIS = ZoneInfo("Europe/Paris")

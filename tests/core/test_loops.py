@@ -20,8 +20,8 @@ from django_redis_metrics import (
 from django_redis_metrics.core import aio
 from django_redis_metrics.core.aio import aclose_connections, get_async_connection
 
+from ..asyncio_helpers import raised, run
 from ..conftest import Backend
-from .common import raised, run
 
 T0 = 1_700_000_000
 PAUSE_MS = 1000
