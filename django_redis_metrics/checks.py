@@ -50,6 +50,7 @@ from typing import Any
 from django.apps import apps
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning
+from django.core.exceptions import ImproperlyConfigured
 
 from .bitmaps.ids import validate_max_user_id
 from .bitmaps.query import validate_cache_ttl
@@ -58,6 +59,8 @@ from .conf import DEFAULTS, SETTING_NAME
 from .core.connection import is_url
 from .core.keys import validate_name, validate_prefix
 from .core.retention import validate_precisions, validate_samples
+from .core.sentinel import is_sentinel_url
+from .core.sentinel import parse as parse_sentinel_url
 from .core.validation import positive_int, seconds
 from .estimates.retention import validate_retention as estimates_validate_retention
 from .events.model import validate_max_values
@@ -281,18 +284,25 @@ def _check_connection(connection: Any, cluster: Any) -> list[CheckMessage]:
         )
         return errors
     if is_url(connection):
-        if cluster is True and connection.startswith("unix://"):
+        if cluster is True and not connection.startswith(("redis://", "rediss://")):
             errors.append(
                 Error(
-                    "Redis Cluster cannot be reached over a unix:// socket.", id=ID.format("E005")
+                    "With CLUSTER = True, CONNECTION is the redis:// or rediss:// URL of a node.",
+                    id=ID.format("E005"),
                 )
             )
+        if is_sentinel_url(connection):
+            try:
+                parse_sentinel_url(connection)
+            except ImproperlyConfigured as error:
+                errors.append(Error(str(error), id=ID.format("E002")))
         return errors
     if "://" in connection:
         errors.append(
             Error(
                 f"{SETTING_NAME}['CONNECTION'] = {connection!r} has an unknown scheme.",
-                hint="Use redis://, rediss:// or unix://, or the name of a CACHES alias.",
+                hint="Use redis://, rediss://, unix:// or redis+sentinel://, or the name of a "
+                "CACHES alias.",
                 id=ID.format("E002"),
             )
         )

@@ -25,6 +25,7 @@ from redis.asyncio import connection as aconnection
 from redis.exceptions import NoScriptError, ResponseError
 
 from ..conf import conf
+from . import sentinel
 from .base import Metric
 from .batch import (
     ScriptCall,
@@ -90,9 +91,13 @@ def _new_async_client(
     if not is_url(target):
         return _alias_client(target, options)
     if cluster:
-        if target.startswith("unix://"):
-            raise ImproperlyConfigured("Redis Cluster cannot be reached over a unix:// socket.")
+        if not target.startswith(("redis://", "rediss://")):
+            raise ImproperlyConfigured(
+                "With CLUSTER = True, CONNECTION is the redis:// or rediss:// URL of a node."
+            )
         return redis.asyncio.cluster.RedisCluster.from_url(target, **options)
+    if sentinel.is_sentinel_url(target):
+        return sentinel.async_client(target, {**options, "retry_on_timeout": False})
     return redis.asyncio.Redis.from_url(target, retry_on_timeout=False, **options)
 
 
@@ -124,6 +129,8 @@ def _alias_client(alias: str, options: dict[str, Any]) -> AsyncRedisClient:
             "set DJANGO_REDIS_METRICS['CONNECTION'] to a node's URL with CLUSTER = True."
         )
     pool = shared.connection_pool
+    if sentinel.is_sentinel_pool(pool):
+        return sentinel.async_alias_client(pool, options, ALIAS_OPTIONS)
     connection_class = _ASYNC_CONNECTIONS.get(pool.connection_class, aconnection.Connection)
     kwargs = {key: value for key, value in pool.connection_kwargs.items() if key in ALIAS_OPTIONS}
     return redis.asyncio.Redis(

@@ -1,8 +1,9 @@
 """One Redis client (and so one connection pool) per process and per configuration.
 
-``CONNECTION`` is either a Redis URL (``redis://``, ``rediss://``, ``unix://``) or the name of a
-``CACHES`` alias served by django-redis or Django's own ``RedisCache``, whose pool is then shared.
-With ``CLUSTER = True`` the URL names any node of a Redis Cluster.
+``CONNECTION`` is either a Redis URL (``redis://``, ``rediss://``, ``unix://``, or
+``redis+sentinel://`` for a Sentinel-managed master: :mod:`.sentinel`) or the name of a ``CACHES``
+alias served by django-redis (its Sentinel client included) or Django's own ``RedisCache``, whose
+pool is then shared. With ``CLUSTER = True`` the URL names any node of a Redis Cluster.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from redis.exceptions import RedisClusterException, RedisError
 from redis.retry import Retry
 
 from ..conf import conf
+from . import sentinel
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
 #: The ``redis.asyncio`` clients of ``core.aio``.
@@ -32,7 +34,7 @@ AsyncRedisClient: TypeAlias = "redis.asyncio.Redis | redis.asyncio.cluster.Redis
 #: Either kind, where only the client's type matters (a cluster or not).
 AnyRedisClient: TypeAlias = "RedisClient | AsyncRedisClient"
 
-URL_SCHEMES = ("redis://", "rediss://", "unix://")
+URL_SCHEMES = ("redis://", "rediss://", "unix://", sentinel.SCHEME)
 
 #: Every error that means "Redis could not be reached or answered badly". redis-py raises
 #: ``RedisClusterException`` (not a ``RedisError``) when no node of a cluster answers while the
@@ -123,18 +125,24 @@ def _new_client(
         if not isinstance(shared, redis.Redis):
             return shared
         pool = shared.connection_pool
+        if sentinel.is_sentinel_pool(pool):  # its own pool on the alias's sentinels
+            return sentinel.alias_client(pool, options)
         kwargs = {**pool.connection_kwargs, **options}
         return redis.Redis(
             connection_pool=pool.__class__(connection_class=pool.connection_class, **kwargs)
         )
     if cluster:
-        if target.startswith("unix://"):
-            raise ImproperlyConfigured("Redis Cluster cannot be reached over a unix:// socket.")
+        if not target.startswith(("redis://", "rediss://")):
+            raise ImproperlyConfigured(
+                "With CLUSTER = True, CONNECTION is the redis:// or rediss:// URL of a node."
+            )
         if not retries:  # a failover moved slots: learn the new map at once, not in 5 MOVEDs
             options["reinitialize_steps"] = 1
         return RedisCluster.from_url(target, **options)
     if retries:
         options["retry_on_timeout"] = False
+    if sentinel.is_sentinel_url(target):
+        return sentinel.client(target, options)
     return redis.Redis.from_url(target, **options)
 
 
