@@ -22,7 +22,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
-from redis.exceptions import RedisClusterException, RedisError
+from redis.exceptions import NoPermissionError, RedisClusterException, RedisError, ResponseError
 from redis.retry import Retry
 
 from ..conf import conf
@@ -40,6 +40,35 @@ URL_SCHEMES = ("redis://", "rediss://", "unix://", sentinel.SCHEME)
 #: ``RedisClusterException`` (not a ``RedisError``) when no node of a cluster answers while the
 #: ``RedisCluster`` is being built, and socket errors can escape as ``OSError``.
 REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException, OSError)
+
+#: The ACL rules (besides ``~<PREFIX>:*``) a Redis user needs for every feature of the app on one
+#: server: plain reads and writes, the scripts, ``TIME`` (which the scripts call) and the
+#: connection's own commands (``AUTH``, ``HELLO``, ``PING``, ``SELECT``), nothing dangerous.
+ACL_RULES = "-@all +@read +@write +@connection -@dangerous +evalsha +eval +script|load +time"
+#: How Redis words a command the ACL denied inside a script (7.0; 6.2 says NOPERM).
+SCRIPT_DENIED = "can't run this command or subcommand"
+
+
+class MissingPermission(NoPermissionError):
+    """Redis denied a command or a key to the ACL user of ``CONNECTION``: the message says
+    which rules the user needs (see docs/operations.md, "ACL users")."""
+
+
+def missing_permission(error: Exception) -> Exception:
+    """``error`` as a :class:`MissingPermission` naming the rules the app needs, when it is an
+    ACL denial (which Redis 7 words vaguely inside a script); else ``error`` itself."""
+    if isinstance(error, MissingPermission) or not isinstance(error, ResponseError):
+        return error
+    if not isinstance(error, NoPermissionError) and SCRIPT_DENIED not in str(error):
+        return error
+    denied = MissingPermission(
+        f"Redis denied a command or key to the user of DJANGO_REDIS_METRICS['CONNECTION'] "
+        f"({error}). Its ACL needs ~{conf.PREFIX}:* {ACL_RULES} (and on Redis Cluster also "
+        "+cluster|slots +cluster|shards +readonly +restore)."
+    )
+    denied.__cause__ = error
+    return denied
+
 
 #: Every client of this process, keyed by pid and options: one pool each, shared by threads.
 _clients: dict[tuple[Any, ...], RedisClient] = {}
