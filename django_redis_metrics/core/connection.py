@@ -45,6 +45,9 @@ REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException, 
 #: server: plain reads and writes, the scripts, ``TIME`` (which the scripts call) and the
 #: connection's own commands (``AUTH``, ``HELLO``, ``PING``, ``SELECT``), nothing dangerous.
 ACL_RULES = "-@all +@read +@write +@connection -@dangerous +evalsha +eval +script|load +time"
+#: What a Redis Cluster needs besides: the slot map, and RESTORE (a dangerous command) to copy
+#: a sparse bitmap to another slot for a query across metrics.
+CLUSTER_ACL_RULES = "+cluster|slots +restore"
 #: How Redis words a command the ACL denied inside a script (7.0; 6.2 says NOPERM).
 SCRIPT_DENIED = "can't run this command or subcommand"
 
@@ -64,7 +67,7 @@ def missing_permission(error: Exception) -> Exception:
     denied = MissingPermission(
         f"Redis denied a command or key to the user of DJANGO_REDIS_METRICS['CONNECTION'] "
         f"({error}). Its ACL needs ~{conf.PREFIX}:* {ACL_RULES} (and on Redis Cluster also "
-        "+cluster|slots +cluster|shards +readonly +restore)."
+        f"{CLUSTER_ACL_RULES})."
     )
     denied.__cause__ = error
     return denied

@@ -228,12 +228,19 @@ class RedisClusterServers:
     ``replicas`` replicas (``CLUSTER REPLICATE``), so that killing a master fails over to its
     replica after about ``node_timeout_ms`` plus a second."""
 
-    def __init__(self, masters: int = 3, replicas: int = 0, node_timeout_ms: int = 5000) -> None:
+    def __init__(
+        self,
+        masters: int = 3,
+        replicas: int = 0,
+        node_timeout_ms: int = 5000,
+        options: Sequence[str] = (),
+    ) -> None:
         self.masters = [
-            RedisServer(cluster=True, node_timeout_ms=node_timeout_ms) for _ in range(masters)
+            RedisServer(cluster=True, node_timeout_ms=node_timeout_ms, options=options)
+            for _ in range(masters)
         ]
         self.replicas = [
-            RedisServer(cluster=True, node_timeout_ms=node_timeout_ms)
+            RedisServer(cluster=True, node_timeout_ms=node_timeout_ms, options=options)
             for _ in range(masters * replicas)
         ]
         self.nodes = [*self.masters, *self.replicas]

@@ -12,11 +12,13 @@ import logging
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import redis
 from django.core.management import call_command
 from redis.backoff import NoBackoff
+from redis.exceptions import NoPermissionError
 from redis.retry import Retry
 
 from django_redis_metrics import (
@@ -30,13 +32,14 @@ from django_redis_metrics import (
 from django_redis_metrics.core import aio
 from django_redis_metrics.core.connection import (
     ACL_RULES,
+    CLUSTER_ACL_RULES,
     MissingPermission,
     get_redis_connection,
     reset_connections,
 )
 from django_redis_metrics.sending import sender
 from django_redis_metrics.sending.writes import Writes
-from django_redis_metrics.testing import redis_server_binary
+from django_redis_metrics.testing import RedisClusterServers, redis_server_binary
 from django_redis_metrics.testing.tls import (
     Certificates,
     TLSRedisServer,
@@ -214,3 +217,36 @@ def test_the_sender_logs_a_denied_write_and_goes_on(
         assert sender.sender.failures == 0  # not an outage: nothing is held or retried
     finally:
         reset_connections()
+
+
+def test_on_redis_cluster_the_user_needs_the_slot_map_and_restore(settings: Any) -> None:
+    def cluster_as(rules: str) -> RedisClusterServers:
+        user = f"metrics on >{PASSWORD} resetkeys ~{PREFIX}:* resetchannels {rules}"
+        return RedisClusterServers(masters=3, options=["--user", *user.split()]).start()
+
+    servers = cluster_as(f"{ACL_RULES} {CLUSTER_ACL_RULES}")
+    try:
+        url = f"redis://metrics:{quote(PASSWORD, safe='')}@127.0.0.1:{servers.nodes[0].port}/0"
+        settings.DJANGO_REDIS_METRICS = {"CONNECTION": url, "CLUSTER": True, "PREFIX": PREFIX}
+        reset_connections()
+        now = time.time()
+
+        def union(first: str, second: str) -> int:
+            def days(name: str) -> Any:
+                return UniqueBitmap(name).between(now - 86400, now)
+
+            return int((days(first) | days(second)).count())
+
+        for name in ("a", "b", "c", "d"):  # one id far out: a sparse bitmap, copied by RESTORE
+            UniqueBitmap(name).mark(3_000_000)
+        assert union("a", "b") == 1
+        Counter("hits").incr()
+        call_command("clean_metrics", stdout=io.StringIO())
+        for node in servers.masters:  # and without RESTORE, Redis's error names it
+            node.client().execute_command("ACL", "SETUSER", "metrics", "-restore")
+        reset_connections()
+        with pytest.raises(NoPermissionError, match="'restore' command"):
+            union("c", "d")
+    finally:
+        reset_connections()
+        servers.stop()
