@@ -102,7 +102,7 @@ def fail_over(
         old.kill()
     else:
         servers.failover()
-    sent, promoted_at = 0, None
+    sent, promoted_at, port = 0, None, None
     while promoted_at is None and time.monotonic() < started + 30:
         hit(name)
         sent += 1
@@ -112,6 +112,12 @@ def fail_over(
                 promoted_at = time.monotonic()
         time.sleep(0.02)
     assert promoted_at is not None, "the sentinels did not fail over"
+    if fault == "failover":
+        # The old master answers NOREPLICAS: the sender's client asks the sentinels and moves
+        # to the new master at once, not when they reconfigure the old one, seconds later.
+        pool: Any = fail_fast_connection().connection_pool
+        moved = wait_until(lambda: pool.master_address == ("127.0.0.1", port), PROMPTLY)
+        assert moved is not None, "the sender's client stayed on the old master"
     check = reader(servers)
     try:
         with using_client(check):
