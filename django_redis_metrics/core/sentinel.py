@@ -187,6 +187,21 @@ def is_sentinel_pool(pool: Any) -> bool:
     return isinstance(pool, sentinel.SentinelConnectionPool)
 
 
+def identity(pool: Any) -> str | None:
+    """Which data a Sentinel pool (sync or async) reaches, whatever server is master now: the
+    service and its sentinels; ``None`` for another pool (whose host and port say it)."""
+    service = getattr(pool, "service_name", None)
+    manager = getattr(pool, "sentinel_manager", None)
+    if service is None or manager is None:
+        return None
+    nodes = sorted(
+        f"{node.connection_pool.connection_kwargs.get('host')}:"
+        f"{node.connection_pool.connection_kwargs.get('port')}"
+        for node in manager.sentinels
+    )
+    return f"sentinel:{service}@{','.join(nodes)}"
+
+
 def _alias_sentinels(pool: Any) -> tuple[list[tuple[str, int]], dict[str, Any]]:
     """The sentinels of an alias's pool, and the options of its clients to them."""
     manager: sentinel.Sentinel = pool.sentinel_manager

@@ -18,6 +18,7 @@ from django.core.exceptions import ImproperlyConfigured
 from redis.sentinel import Sentinel
 
 from django_redis_metrics import Counter, UniqueBitmap
+from django_redis_metrics.bitmaps.ids import server_identity
 from django_redis_metrics.checks import check_settings
 from django_redis_metrics.core import aio
 from django_redis_metrics.core.batch import is_outage
@@ -27,6 +28,7 @@ from django_redis_metrics.core.connection import (
     reset_connections,
     using_client,
 )
+from django_redis_metrics.core.sentinel import client as sentinel_client
 from django_redis_metrics.core.sentinel import parse
 from django_redis_metrics.sending import sender
 from django_redis_metrics.sending.writes import Writes
@@ -324,3 +326,14 @@ def test_the_system_check_reads_a_sentinel_url(
 ) -> None:
     settings.DJANGO_REDIS_METRICS = {"CONNECTION": connection, "CLUSTER": cluster}
     assert [message.id for message in check_settings()] == expected
+
+
+def test_two_sentinel_services_are_two_servers_to_the_user_id_cache() -> None:
+    def identity(url: str) -> str:
+        return server_identity(sentinel_client(url, {}))
+
+    first = identity("redis+sentinel://127.0.0.1:1/orders/0")
+    assert identity("redis+sentinel://127.0.0.1:1/orders/0") == first
+    assert identity("redis+sentinel://127.0.0.1:1/billing/0") != first
+    assert identity("redis+sentinel://127.0.0.1:2/orders/0") != first
+    assert identity("redis+sentinel://127.0.0.1:1/orders/1") != first
