@@ -79,11 +79,14 @@ def reader(servers: RedisSentinelServers) -> redis.Redis:
     return client
 
 
-def wait_until(ready: Callable[[], bool], seconds: float) -> float | None:
+def wait_until(
+    ready: Callable[[], bool], seconds: float, each: Callable[[], None] = lambda: None
+) -> float | None:
     """The moment ``ready()`` first held (errors count as not yet), or ``None`` after
-    ``seconds``."""
+    ``seconds``; ``each()`` is called before every try."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
+        each()
         with contextlib.suppress(Exception):
             if ready():
                 return time.monotonic()
@@ -91,12 +94,36 @@ def wait_until(ready: Callable[[], bool], seconds: float) -> float | None:
     return None
 
 
+class DirectWrites:
+    """A model's own write, called through a failover: counts the writes acknowledged and
+    those refused (which must be outages, and must not be stored)."""
+
+    def __init__(self, write: Callable[[], None]) -> None:
+        self.write = write
+        self.acknowledged = self.refused = 0
+
+    def __call__(self) -> None:
+        try:
+            self.write()
+        except Exception as error:
+            assert is_outage(error) or is_outage(error.__cause__ or error), repr(error)
+            self.refused += 1
+        else:
+            self.acknowledged += 1
+
+
 def fail_over(
-    servers: RedisSentinelServers, fault: str, name: str, *, settle: float
+    servers: RedisSentinelServers,
+    fault: str,
+    name: str,
+    *,
+    settle: float,
+    direct: Callable[[], None] = lambda: None,
 ) -> tuple[int, float, float]:
-    """Apply ``fault`` ("kill" or "failover") to the master while requests keep coming;
-    returns (requests sent meanwhile, seconds from the fault to the sentinels' new master,
-    seconds from the fault to every held write stored)."""
+    """Apply ``fault`` ("kill" or "failover") to the master while requests keep coming (and
+    ``direct`` writes, until every held write is stored); returns (requests sent meanwhile,
+    seconds from the fault to the sentinels' new master, seconds from the fault to every
+    held write stored)."""
     old = servers.current_master()
     assert old.client().execute_command("WAIT", 1, 5000) == 1  # acknowledged = replicated
     started = time.monotonic()
@@ -108,6 +135,7 @@ def fail_over(
     while promoted_at is None and time.monotonic() < started + 30:
         hit(name)
         sent += 1
+        direct()
         with contextlib.suppress(Exception):
             port = servers.master_port()
             if port is not None and port != old.port:
@@ -118,12 +146,16 @@ def fail_over(
         # The old master answers NOREPLICAS: the sender's client asks the sentinels and moves
         # to the new master at once, not when they reconfigure the old one, seconds later.
         pool: Any = fail_fast_connection().connection_pool
-        moved = wait_until(lambda: pool.master_address == ("127.0.0.1", port), PROMPTLY)
+        moved = wait_until(lambda: pool.master_address == ("127.0.0.1", port), PROMPTLY, direct)
         assert moved is not None, "the sender's client stayed on the old master"
     check = reader(servers)
-    try:
+
+    def stored() -> bool:
         with using_client(check):
-            stored_at = wait_until(lambda: Counter(name).total(86400) == 1 + sent, settle)
+            return Counter(name).total(86400) == 1 + sent
+
+    try:
+        stored_at = wait_until(stored, settle, direct)
     finally:
         check.close()
     assert stored_at is not None, "the writes held through the failover were not stored"
@@ -164,27 +196,46 @@ def test_the_sender_loses_nothing_when_the_master_is_killed(
     assert Counter("killed").total(86400) == 1 + sent + 10  # nothing lost, nothing twice
 
 
-def test_the_sender_loses_nothing_in_a_forced_failover(
-    on_sentinel: RedisSentinelServers,
-) -> None:
+def test_writes_lose_nothing_in_a_forced_failover(on_sentinel: RedisSentinelServers) -> None:
+    """The sender's writes and a model's own (sync and async by turns) through SENTINEL
+    FAILOVER."""
     # Without it, the old master takes writes until the sentinels reconfigure it, and they
     # are lost when it becomes the new master's replica (Redis's asynchronous replication).
     on_sentinel.refuse_writes_without_replica()
+    loop = asyncio.new_event_loop()
+    calls = iter(range(1_000_000))
+
+    def write() -> None:
+        if next(calls) % 2:
+            loop.run_until_complete(Counter("forced_direct").aincr())
+        else:
+            Counter("forced_direct").incr()
+
+    direct = DirectWrites(write)
     try:
+        direct()
         hit("forced")
         assert sender.flush()
-        sent, elected, stored = fail_over(on_sentinel, "failover", "forced", settle=CONVERTED)
+        sent, elected, stored = fail_over(
+            on_sentinel, "failover", "forced", settle=CONVERTED, direct=direct
+        )
         print(
             f"\nSentinel, SENTINEL FAILOVER (min-replicas-to-write 1): new master named "
             f"{elected:.2f} s after the command, every held write stored {stored:.2f} s "
-            f"after it, {sent} requests meanwhile"
+            f"after it, {sent} requests meanwhile; a model's own writes: "
+            f"{direct.acknowledged} stored, {direct.refused} raised"
         )
         for _ in range(10):
             hit("forced")
         assert sender.flush()
         assert Counter("forced").total(86400) == 1 + sent + 10
+        assert direct.refused >= 1
+        direct()
+        assert Counter("forced_direct").total(86400) == direct.acknowledged
     finally:
         on_sentinel.refuse_writes_without_replica(False)
+        loop.run_until_complete(aio.aclose_connections())
+        loop.close()
 
 
 def direct_writes_through(
