@@ -156,6 +156,14 @@ class AsyncFollowingConnection(asentinel.SentinelManagedConnection):
         return tuple(address) != (self.host, self.port)
 
 
+class SSLFollowingConnection(FollowingConnection, sentinel.SentinelManagedSSLConnection):
+    """:class:`FollowingConnection` over TLS."""
+
+
+class AsyncSSLFollowingConnection(AsyncFollowingConnection, asentinel.SentinelManagedSSLConnection):
+    """:class:`AsyncFollowingConnection` over TLS."""
+
+
 def client(target: str, options: dict[str, Any]) -> redis.Redis:
     """A client on the master of the service ``target`` (a ``redis+sentinel://`` URL) names."""
     parsed = parse(target)
@@ -257,11 +265,3 @@ def async_alias_client(
         **{**_alias_server_kwargs(pool, allowed), **options},
     )
     return master
-
-
-class SSLFollowingConnection(FollowingConnection, sentinel.SentinelManagedSSLConnection):
-    """:class:`FollowingConnection` over TLS."""
-
-
-class AsyncSSLFollowingConnection(AsyncFollowingConnection, asentinel.SentinelManagedSSLConnection):
-    """:class:`AsyncFollowingConnection` over TLS."""
