@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any, TypeAlias
@@ -72,6 +73,9 @@ def missing_permission(error: Exception) -> Exception:
     denied.__cause__ = error
     return denied
 
+
+#: A password given as a URL option, up to the next option.
+PASSWORD_OPTION = re.compile(r"([?&][^=&]*password=)[^&]*", re.IGNORECASE)
 
 #: Every client of this process, keyed by pid and options: one pool each, shared by threads.
 _clients: dict[tuple[Any, ...], RedisClient] = {}
@@ -222,8 +226,9 @@ def reset_connections(*, fail_fast_only: bool = False) -> None:
 
 
 def redacted(target: str) -> str:
-    """A connection URL fit for logs: any credentials replaced by ``***``."""
+    """A connection URL fit for logs: any credentials replaced by ``***``, those before the
+    host and any ``...password=`` option (a Sentinel URL's ``sentinel_password``)."""
     if "://" in target and "@" in target:
         scheme, _, rest = target.partition("://")
         target = f"{scheme}://***@{rest.rpartition('@')[2]}"
-    return target
+    return PASSWORD_OPTION.sub(r"\1***", target)

@@ -92,8 +92,9 @@ def parse(target: str) -> SentinelTarget:
 
 
 def _redacted(target: str) -> str:
-    scheme, _, rest = target.partition("://")
-    return f"{scheme}://***@{rest.rpartition('@')[2]}" if "@" in rest else target
+    """``target`` fit for an error message: no credentials, no options (a password may be one)."""
+    scheme, _, rest = target.partition("?")[0].partition("://")
+    return f"{scheme}://***@{rest.rpartition('@')[2]}" if "@" in rest else f"{scheme}://{rest}"
 
 
 def _sentinel_kwargs(target: SentinelTarget, options: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from django_redis_metrics.core.batch import is_outage
 from django_redis_metrics.core.connection import (
     fail_fast_connection,
     get_redis_connection,
+    redacted,
     reset_connections,
     using_client,
 )
@@ -388,3 +389,13 @@ def test_two_sentinel_services_are_two_servers_to_the_user_id_cache() -> None:
     assert identity("redis+sentinel://127.0.0.1:1/billing/0") != first
     assert identity("redis+sentinel://127.0.0.1:2/orders/0") != first
     assert identity("redis+sentinel://127.0.0.1:1/orders/1") != first
+
+
+def test_logs_show_no_password_of_a_sentinel_url() -> None:
+    url = "redis+sentinel://app:pw1@a:26379,b/orders/0?sentinel_username=s&sentinel_password=pw2"
+    assert redacted(url) == (
+        "redis+sentinel://***@a:26379,b/orders/0?sentinel_username=s&sentinel_password=***"
+    )
+    assert redacted("rediss://h:6380/0?ssl_ca_certs=/ca.pem") == (
+        "rediss://h:6380/0?ssl_ca_certs=/ca.pem"
+    )
