@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import redis
 from redis.backoff import NoBackoff
@@ -29,8 +30,9 @@ SERVICE = "drm"
 class SentinelNode:
     """One ``redis-server --sentinel`` process watching ``SERVICE``."""
 
-    def __init__(self, master_port: int, down_after_ms: int) -> None:
+    def __init__(self, master_port: int, down_after_ms: int, password: str | None = None) -> None:
         self.port = free_port()
+        self.password = password
         self.directory = Path(tempfile.mkdtemp(prefix=f"drm-sentinel-{self.port}-"))
         self.config = self.directory / "sentinel.conf"
         self.config.write_text(
@@ -41,6 +43,9 @@ class SentinelNode:
             f"sentinel failover-timeout {SERVICE} {max(2000, down_after_ms * 3)}\n"
             f"sentinel parallel-syncs {SERVICE} 1\n"
         )
+        if password:  # clients and the other sentinels alike must give it
+            with self.config.open("a") as config:
+                config.write(f'requirepass "{password}"\nsentinel sentinel-pass "{password}"\n')
         self.process: subprocess.Popen[bytes] | None = None
 
     def client(self) -> redis.Redis:
@@ -48,6 +53,7 @@ class SentinelNode:
         return redis.Redis(
             host="127.0.0.1",
             port=self.port,
+            password=self.password,
             socket_timeout=1,
             socket_connect_timeout=1,
             retry=Retry(NoBackoff(), 0),
@@ -76,7 +82,8 @@ class SentinelNode:
 
 class RedisSentinelServers:
     """A master, ``replicas`` replicas and ``sentinels`` sentinels (quorum 2) monitoring them
-    as ``SERVICE``; a master that stops answering for ``down_after_ms`` is replaced by a replica
+    as ``SERVICE`` (asking clients and each other for ``sentinel_password``, if given); a
+    master that stops answering for ``down_after_ms`` is replaced by a replica
     within a second or two more. ``data_options`` go to every data node (e.g. the ACL or
     ``min-replicas-to-write``)."""
 
@@ -86,19 +93,27 @@ class RedisSentinelServers:
         sentinels: int = 3,
         down_after_ms: int = 1000,
         data_options: tuple[str, ...] = (),
+        sentinel_password: str | None = None,
     ) -> None:
         self.data_options = data_options
         self.master = RedisServer(options=data_options)
         replica_options = (*data_options, "--replicaof", "127.0.0.1", str(self.master.port))
         self.replicas = [RedisServer(options=replica_options) for _ in range(replicas)]
         self.nodes = [self.master, *self.replicas]
-        self.sentinels = [SentinelNode(self.master.port, down_after_ms) for _ in range(sentinels)]
+        self.sentinel_password = sentinel_password
+        self.sentinels = [
+            SentinelNode(self.master.port, down_after_ms, sentinel_password)
+            for _ in range(sentinels)
+        ]
 
     @property
     def url(self) -> str:
         """The ``redis+sentinel://`` URL of the service: every sentinel, database 0."""
         hosts = ",".join(f"127.0.0.1:{sentinel.port}" for sentinel in self.sentinels)
-        return f"redis+sentinel://{hosts}/{SERVICE}/0"
+        password = self.sentinel_password
+        return f"redis+sentinel://{hosts}/{SERVICE}/0" + (
+            f"?sentinel_password={quote(password, safe='')}" if password else ""
+        )
 
     @property
     def addresses(self) -> list[tuple[str, int]]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import redis
 from django.core.exceptions import ImproperlyConfigured
-from redis.sentinel import Sentinel
+from redis.sentinel import MasterNotFoundError, Sentinel
 
 from django_redis_metrics import Counter, UniqueBitmap
 from django_redis_metrics.bitmaps.ids import server_identity
@@ -399,3 +399,25 @@ def test_logs_show_no_password_of_a_sentinel_url() -> None:
     assert redacted("rediss://h:6380/0?ssl_ca_certs=/ca.pem") == (
         "rediss://h:6380/0?ssl_ca_certs=/ca.pem"
     )
+
+
+def test_sentinels_that_require_a_password(settings: Any, fresh_state: None) -> None:
+    servers = RedisSentinelServers(sentinels=3, sentinel_password="s3ntinel/pw").start()
+    try:
+        assert "sentinel_password=s3ntinel%2Fpw" in servers.url
+        settings.DJANGO_REDIS_METRICS = {"CONNECTION": servers.url, "PREFIX": "guarded"}
+        reset_connections()
+        Counter("guarded").incr()
+        hit("guarded")
+        assert sender.flush()
+        assert Counter("guarded").total(86400) == 2
+        settings.DJANGO_REDIS_METRICS = {
+            "CONNECTION": servers.url.partition("?")[0],  # no password: no sentinel answers
+            "PREFIX": "guarded",
+        }
+        reset_connections()
+        with pytest.raises(MasterNotFoundError), using_client(fail_fast_connection()):
+            Counter("guarded").incr()  # (the client without retries: at once)
+    finally:
+        reset_connections()
+        servers.stop()
