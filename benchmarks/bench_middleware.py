@@ -17,7 +17,7 @@ without and one with the middleware, in alternating rounds. Two figures, kept ap
     pair is timed, so a request with the middleware always follows one with it, whose writes
     the sender has just prepared and sent.
   - *back to back* (the mean request): no pause, the sender working meanwhile; it merges what
-    arrives within its ``SEND_DELAY`` into one round trip.
+    arrives within its ``SENDER["DELAY"]`` into one round trip.
 - **Redis/sender work per request**: the wall time of N requests *and* sending everything they
   queued, minus the same N requests without the middleware, per request: with each request's
   writes sent alone (one round trip each, no merging) and back to back (merged round trips).

@@ -9,6 +9,7 @@ from .core.connection import get_redis_connection
 from .counter import Counter
 from .estimates import UniqueEstimate
 from .events import EventSeries
+from .exceptions import MetricsRefused, MissingPermission, NoDayKeys
 from .gauge import Gauge
 from .sending.sender import flush
 from .statistic import Statistic
@@ -18,6 +19,9 @@ __all__ = [
     "Counter",
     "EventSeries",
     "Gauge",
+    "MetricsRefused",
+    "MissingPermission",
+    "NoDayKeys",
     "Statistic",
     "UniqueBitmap",
     "UniqueEstimate",

@@ -11,9 +11,11 @@ class DjangoRedisMetricsConfig(AppConfig):
     default_auto_field = "django.db.models.AutoField"
 
     def ready(self) -> None:
-        from . import checks
+        from . import checks, wiring_checks
 
         register(Tags.compatibility)(checks.check_settings)
+        register(Tags.compatibility)(wiring_checks.check_middleware_order)
+        register()(wiring_checks.check_redis_answers)
         # Like admin.py: every installed app's metrics.py is imported at start-up, so the
         # metrics it declares exist before the first request.
         autodiscover_modules("metrics")

@@ -1,43 +1,46 @@
-"""Every kind of metric's cleaner in one registry, and the loop ``clean_metrics --loop`` runs.
+"""Every registered kind's cleaner, and the loop ``clean_metrics --loop`` runs.
 
-Each cleaner lives beside its model (``counter/cleaner.py``, ``events/cleaner.py``,
-``bitmaps/cleaner.py``, ``estimates/cleaner.py``); stray temporary keys are ``core/cleaning.py``'s.
+Each cleaner lives beside its model (``counter/cleaner.py``, ``events/cleaner.py``, ...) and is
+registered with its kind (``kinds.py``); stray temporary keys are ``core/cleaning.py``'s.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from .bitmaps.cleaner import clean_bitmaps
-from .bitmaps.query import KIND as BITMAP_KIND
 from .core.cleaning import TEMP_KIND, Cleaner, CleanupReport, clean_temporary
 from .core.connection import REDIS_ERRORS, RedisClient, get_redis_connection
 from .core.timeutil import When
-from .counter.cleaner import clean_counters
-from .counter.model import KIND as COUNTER_KIND
-from .estimates.cleaner import clean_estimates
-from .estimates.query import KIND as ESTIMATE_KIND
-from .events.cleaner import clean_event_series
-from .events.keys import KIND as EVENTS_KIND
-from .gauge.cleaner import clean_gauges
-from .gauge.model import KIND as GAUGE_KIND
-from .statistic.cleaner import clean_statistics
-from .statistic.model import KIND as STATISTIC_KIND
+from .kinds import registered
 
 #: Seconds between passes of ``--loop``; counters are cleaned at about the rate they are written.
 PASS_INTERVAL = 60
 
-#: Every kind of metric's cleaner, run in this order by ``clean_all`` and ``clean_metrics``.
-CLEANERS: dict[str, Cleaner] = {
-    COUNTER_KIND: clean_counters,
-    EVENTS_KIND: clean_event_series,
-    BITMAP_KIND: clean_bitmaps,
-    ESTIMATE_KIND: clean_estimates,
-    STATISTIC_KIND: clean_statistics,
-    GAUGE_KIND: clean_gauges,
-    TEMP_KIND: clean_temporary,
-}
+
+def cleaners() -> dict[str, Cleaner]:
+    """Every registered kind's cleaner, in the registry's order, then the temporary keys'."""
+    found = {kind.name: kind.cleaner for kind in registered()}
+    found[TEMP_KIND] = clean_temporary
+    return found
+
+
+class _Cleaners(Mapping[str, Cleaner]):
+    """:func:`cleaners`, read on every access: a kind registered later is cleaned too."""
+
+    def __getitem__(self, kind: str) -> Cleaner:
+        return cleaners()[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(cleaners())
+
+    def __len__(self) -> int:
+        return len(cleaners())
+
+
+#: Every kind of metric's cleaner by kind name, run in this order by ``clean_all`` and
+#: ``clean_metrics``: the registry's order, then the stray temporary keys.
+CLEANERS: Mapping[str, Cleaner] = _Cleaners()
 
 
 def clean_all(
@@ -50,8 +53,9 @@ def clean_all(
 ) -> list[CleanupReport]:
     """One pass of every cleaner (or of ``kinds``)."""
     client = client or get_redis_connection()
-    selected = list(CLEANERS) if kinds is None else list(kinds)
-    return [CLEANERS[kind](client, now=now, passes=passes, dry_run=dry_run) for kind in selected]
+    known = cleaners()
+    selected = list(known) if kinds is None else list(kinds)
+    return [known[kind](client, now=now, passes=passes, dry_run=dry_run) for kind in selected]
 
 
 def run_loop(

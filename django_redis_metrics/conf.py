@@ -1,19 +1,25 @@
 """The app's settings, read from ``settings.DJANGO_REDIS_METRICS`` on every access.
 
-Nothing is cached at import time, so ``override_settings`` and pytest-django's ``settings``
-fixture take effect immediately.
+Each key is declared once, below, as a :class:`~.setting.Setting`: its default, its type, its
+system check and its line in ``docs/settings.md`` (written from this table by
+``scripts/settings_docs.py``). Nothing is cached at import time, so ``override_settings`` and
+pytest-django's ``settings`` fixture take effect immediately.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
 
-SETTING_NAME = "DJANGO_REDIS_METRICS"
+from .sender_settings import SenderOptions, SenderSetting
+from .setting import PACKAGE, SETTING_NAME, Setting, SettingsReader
 
+__all__ = ["DEFAULTS", "SETTING_NAME", "Settings", "conf"]
+
+DEFAULT_CONNECTION = "redis://127.0.0.1:6379/0"
 DEFAULT_PRECISIONS: tuple[int, ...] = (1, 5, 60, 300, 3600, 18000, 86400)
 DEFAULT_SAMPLES = 120
 #: A Statistic's default precisions: minutes, 5 minutes, hours and days (a slice of a statistic
@@ -36,7 +42,6 @@ DEFAULT_EXCLUDE_VIEWS: tuple[str, ...] = (
 )
 #: Paths always skipped when ``EXCLUDE_PATHS`` is unset, besides ``STATIC_URL`` and ``MEDIA_URL``.
 DEFAULT_EXCLUDE_PATHS: tuple[str, ...] = ("/favicon.ico", "/robots.txt")
-
 #: The dashboard's tiles, in order (names of ``admin/tiles.py``'s tiles, dotted paths of Tile
 #: classes, or ``{"tile": name, **options}``).
 DEFAULT_DASHBOARD: tuple[str, ...] = (
@@ -48,47 +53,43 @@ DEFAULT_DASHBOARD: tuple[str, ...] = (
     "events",
 )
 
-#: Every key the app understands, with its default. ``checks.py`` warns about any other key.
-DEFAULTS: dict[str, Any] = {
-    "CONNECTION": "redis://127.0.0.1:6379/0",
-    "CLUSTER": False,
-    "PREFIX": "metrics",
-    "TIME_ZONE": None,
-    "SOCKET_TIMEOUT": 5.0,
-    "SOCKET_CONNECT_TIMEOUT": 2.0,
-    "COUNTER_PRECISIONS": DEFAULT_PRECISIONS,
-    "COUNTER_SAMPLES": DEFAULT_SAMPLES,
-    "STATISTIC_PRECISIONS": DEFAULT_STATISTIC_PRECISIONS,
-    "STATISTIC_SAMPLES": DEFAULT_SAMPLES,
-    "BITMAP_RETENTION": DEFAULT_BITMAP_RETENTION,
-    "BITMAP_CACHE_TTL": 86400,
-    "MAX_USER_ID": 2**27 - 1,
-    "EVENT_RETENTION": DEFAULT_EVENT_RETENTION,
-    "EVENT_MAX_VALUES": 1000,
-    "ESTIMATE_RETENTION": DEFAULT_ESTIMATE_RETENTION,
-    # Django integration (middleware.py, decorators.py, sending/)
-    "HITS_COUNTER": "hits",
-    "VIEW_COUNTER": "hits:{view}",
-    "VIEW_TIMER": "latency:{view}",
-    "VIEW_STATUS": "status:{view}:{class}",
-    "EXPORT_TOKEN": None,
-    "UNRESOLVED_VIEW": "unresolved",
-    "OTHER_VIEW": "other",
-    "MAX_VIEW_COUNTERS": 500,
-    "ACTIVE_USERS": "active_users",
-    "EXCLUDE_VIEWS": DEFAULT_EXCLUDE_VIEWS,
-    "EXCLUDE_PATHS": None,
-    "FAIL_OPEN_TIMEOUT": 0.25,
-    "SEND_DELAY": 0.05,
-    "SEND_BATCH_SIZE": 500,
-    "SEND_QUEUE_SIZE": 50_000,
-    "SEND_QUEUE_BYTES": 32 * 1024 * 1024,
-    "SEND_RETRY_DELAY": 0.1,
-    "SEND_RETRY_MAX_DELAY": 0.5,
-    # Admin
-    "ADMIN_PAGE_SIZE": 100,
-    "DASHBOARD": DEFAULT_DASHBOARD,
-}
+
+def _time_zone(value: Any) -> str:
+    return str(value or getattr(settings, "TIME_ZONE", None) or "UTC")
+
+
+def _ints(value: Iterable[int]) -> tuple[int, ...]:
+    return tuple(value)
+
+
+def _strs(value: Iterable[Any]) -> tuple[str, ...]:
+    return tuple(str(item) for item in value)
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _as_is(value: Any) -> Any:
+    """Validated where it is used (and by the system check)."""
+    return value
+
+
+def _bitmap_retention(value: Mapping[str, int]) -> dict[str, int]:
+    return {**DEFAULT_BITMAP_RETENTION, **value}
+
+
+def _estimate_retention(value: Mapping[str, int]) -> dict[str, int]:
+    return {**DEFAULT_ESTIMATE_RETENTION, **value}
+
+
+def _exclude_paths(value: Iterable[Any] | None) -> tuple[str, ...]:
+    if value is not None:
+        return _strs(value)
+    from django.urls import get_script_prefix
+
+    urls = (getattr(settings, "STATIC_URL", None), getattr(settings, "MEDIA_URL", None))
+    return _default_exclude_paths(get_script_prefix(), *(str(url or "") for url in urls))
 
 
 @lru_cache(maxsize=64)
@@ -107,219 +108,280 @@ def _default_exclude_paths(script_prefix: str, *urls: str) -> tuple[str, ...]:
     return (*found, *DEFAULT_EXCLUDE_PATHS)
 
 
-class Settings:
-    """Typed, always-fresh view of ``DJANGO_REDIS_METRICS``."""
+class Settings(SettingsReader):
+    """Typed, always-fresh view of ``DJANGO_REDIS_METRICS``: one attribute per key."""
 
-    def __init__(self, fixed: Mapping[str, Any] | None = None) -> None:
-        self._fixed = fixed
-
-    @property
-    def raw(self) -> Mapping[str, Any]:
-        if self._fixed is not None:
-            return self._fixed
-        value = getattr(settings, SETTING_NAME, {})
-        return value if isinstance(value, Mapping) else {}
+    CONNECTION: Setting[str] = Setting(
+        DEFAULT_CONNECTION,
+        str,
+        "A Redis URL (`redis://`, `rediss://` for TLS, `unix:///path/redis.sock?db=0`, "
+        "`redis+sentinel://host1:26379,host2:26379/service_name/0` for a Sentinel-managed "
+        "master: see [Deployments](operations.md#deployments)), or the name of a `CACHES` alias "
+        "served by django-redis (its Sentinel client too) or Django's `RedisCache`, whose "
+        "connection pool is then shared.",
+        check="E002",
+        validator=f"{PACKAGE}.checks.validate_connection",
+    )
+    CLUSTER: Setting[bool] = Setting(
+        False,
+        bool,
+        "`True` when `CONNECTION` is the URL of any node of a Redis Cluster.",
+        check="E005",
+        validator=f"{PACKAGE}.checks.validate_bool",
+    )
+    PREFIX: Setting[str] = Setting(
+        "metrics",
+        str,
+        "First segment of every key the app writes. No braces, no control characters.",
+        check="E004",
+        validator=f"{PACKAGE}.core.keys.validate_prefix",
+    )
+    TIME_ZONE: Setting[str] = Setting(
+        None,
+        _time_zone,
+        "Time zone of calendar periods (hours, days, ISO weeks, months) and of every date the "
+        "admin pages, the dashboard and the exports show, whatever the browser's zone (see [time "
+        "zone](admin.md#one-time-zone-the-sites)).",
+        check="E006",
+        validator=f"{PACKAGE}.checks.validate_time_zone",
+        shown="`None`: Django's `TIME_ZONE`",
+    )
+    SOCKET_TIMEOUT: Setting[float] = Setting(
+        5.0,
+        float,
+        "Seconds to wait for a reply.",
+        check="E007",
+        validator=f"{PACKAGE}.core.validation.positive_seconds",
+    )
+    SOCKET_CONNECT_TIMEOUT: Setting[float] = Setting(
+        2.0,
+        float,
+        "Seconds to wait for a connection.",
+        check="E007",
+        validator=f"{PACKAGE}.core.validation.positive_seconds",
+    )
+    COUNTER_PRECISIONS: Setting[tuple[int, ...]] = Setting(
+        DEFAULT_PRECISIONS,
+        _ints,
+        "Default precisions of a `Counter`, in seconds: at most 64, each at most 366 days.",
+        check="E008",
+        validator=f"{PACKAGE}.core.retention.validate_precisions",
+    )
+    COUNTER_SAMPLES: Setting[int] = Setting(
+        DEFAULT_SAMPLES,
+        int,
+        "Default number of slices a `Counter` keeps per precision, enforced as it is written; at "
+        "most 10,000. Up to 127 (Redis's default `hash-max-listpack-entries` is 128, and a write "
+        "adds a slice before it deletes the one that fell out) each precision hash stays in the "
+        "compact encoding, about 7 bytes per slice; above, about 60.",
+        check="E009",
+        validator=f"{PACKAGE}.core.retention.validate_samples",
+    )
+    STATISTIC_PRECISIONS: Setting[tuple[int, ...]] = Setting(
+        DEFAULT_STATISTIC_PRECISIONS,
+        _ints,
+        "Default precisions of a `Statistic` (and so of the middleware's per-view latency), in "
+        "seconds: at most 64, each at most 366 days. A `Gauge` takes `COUNTER_PRECISIONS`.",
+        check="E010",
+        validator=f"{PACKAGE}.core.retention.validate_precisions",
+    )
+    STATISTIC_SAMPLES: Setting[int] = Setting(
+        DEFAULT_SAMPLES,
+        int,
+        "Default number of slices a `Statistic` keeps per precision, enforced as it is written; "
+        "at most 10,000. A slice takes about 50 bytes plus 9 to 13 per histogram bucket holding "
+        "values (at most 96 buckets: about 1.3 KB; a busy view's latency about 97 KB a day), see "
+        "[Statistic](statistic.md#what-it-costs). A `Gauge` takes `COUNTER_SAMPLES`.",
+        check="E011",
+        validator=f"{PACKAGE}.core.retention.validate_samples",
+    )
+    EVENT_RETENTION: Setting[float] = Setting(
+        DEFAULT_EVENT_RETENTION,
+        float,
+        "Seconds an `EventSeries` keeps events unless it sets `retention`, enforced as events are "
+        "recorded; at most 100 years.",
+        check="E020",
+        validator=f"{PACKAGE}.events.model.validate_retention",
+        shown="`2592000` (30 days)",
+    )
+    EVENT_MAX_VALUES: Setting[Any] = Setting(
+        1000,
+        _as_is,
+        "Distinct values an `EventSeries` indexes per field unless it sets `max_values` (at most "
+        '100,000; each value is a sorted set); further new values are indexed under `"(other)"`.',
+        check="E021",
+        validator=f"{PACKAGE}.events.model.validate_max_values",
+    )
+    BITMAP_RETENTION: Setting[dict[str, int]] = Setting(
+        DEFAULT_BITMAP_RETENTION,
+        _bitmap_retention,
+        "Periods of each kind a `UniqueBitmap` keeps, counting the current one; kinds left out "
+        "keep their default; at most about 100 years of each. Enforced as marks are written: a "
+        "period key expires at the end of its retention, and older marks are not kept.",
+        check="E030",
+        validator=f"{PACKAGE}.bitmaps.retention.validate_retention",
+    )
+    BITMAP_CACHE_TTL: Setting[int] = Setting(
+        86400,
+        int,
+        "Seconds the union of finished periods of a range stays cached; `0` disables the cache.",
+        check="E031",
+        validator=f"{PACKAGE}.bitmaps.query.validate_cache_ttl",
+    )
+    MAX_USER_ID: Setting[int] = Setting(
+        2**27 - 1,
+        int,
+        "The highest integer user id a `UniqueBitmap` accepts (at most 2^32 - 1). A bitmap takes "
+        "one bit per id up to its highest, so this bounds one period's key: 16 MB at the default, "
+        "512 MB at 2^32 - 1 (and a first mark that high blocks Redis for about 300 ms per "
+        "period). Above it, a mark raises `ValueError`; pass sparse or huge ids as `str` to have "
+        "them mapped to dense offsets.",
+        check="E032",
+        validator=f"{PACKAGE}.bitmaps.ids.validate_max_user_id",
+        shown="`134217727` (2^27 - 1)",
+    )
+    ESTIMATE_RETENTION: Setting[dict[str, int]] = Setting(
+        DEFAULT_ESTIMATE_RETENTION,
+        _estimate_retention,
+        "Periods of each kind a `UniqueEstimate` keeps, counting the current one; kinds left out "
+        "keep their default; at most about 100 years of each. Enforced as items are added: a "
+        "period key (at most 14 KB) expires at the end of its retention, and older adds are not "
+        "kept.",
+        check="E070",
+        validator=f"{PACKAGE}.estimates.retention.validate_retention",
+    )
+    HITS_COUNTER: Setting[str | None] = Setting(
+        "hits",
+        _optional_str,
+        "The middleware's site-wide counter of requests; `None` turns it off.",
+        check="E040",
+        validator=f"{PACKAGE}.checks.validate_optional_name",
+    )
+    VIEW_COUNTER: Setting[str | None] = Setting(
+        "hits:{view}",
+        _optional_str,
+        "Name of each view's counter; `{view}` is the resolved view name "
+        "(`resolver_match.view_name`), never the path. `None` turns per-view counters off.",
+        check="E041",
+        validator=f"{PACKAGE}.checks.validate_view_template",
+    )
+    VIEW_TIMER: Setting[str | None] = Setting(
+        "latency:{view}",
+        _optional_str,
+        "Name of each view's [`Statistic`](statistic.md) of response times in milliseconds "
+        "(count, mean, min, max, percentiles per slice, at `STATISTIC_PRECISIONS`). `None` turns "
+        "it off.",
+        check="E052",
+        validator=f"{PACKAGE}.checks.validate_view_template",
+    )
+    VIEW_STATUS: Setting[str | None] = Setting(
+        "status:{view}:{class}",
+        _optional_str,
+        "Name of each view's counter of answers of one status class; `{class}` is `2xx`, `3xx`, "
+        "`4xx` or `5xx` (a view that raises counts as `5xx`). `None` turns them off.",
+        check="E053",
+        validator=f"{PACKAGE}.checks.validate_status_template",
+    )
+    EXPORT_TOKEN: Setting[str | None] = Setting(
+        None,
+        _optional_str,
+        "The secret a Prometheus scraper sends as `Authorization: Bearer <token>` to read [the "
+        "exposition](prometheus.md) (at least 16 characters). With `None`, only signed-in staff "
+        "users with the `view_metrics` permission can read it.",
+        check="E054",
+        validator=f"{PACKAGE}.checks.validate_export_token",
+    )
+    UNRESOLVED_VIEW: Setting[str] = Setting(
+        "unresolved",
+        str,
+        "The `{view}` of requests that resolve to no view (404s).",
+        check="E040",
+        validator=f"{PACKAGE}.core.keys.validate_name",
+    )
+    OTHER_VIEW: Setting[str] = Setting(
+        "other",
+        str,
+        "The `{view}` of views beyond `MAX_VIEW_COUNTERS`.",
+        check="E040",
+        validator=f"{PACKAGE}.core.keys.validate_name",
+    )
+    MAX_VIEW_COUNTERS: Setting[int] = Setting(
+        500,
+        int,
+        "Most distinct per-view counters one process creates (at most 10,000; each counter takes "
+        "about 17 KB with the default precisions and samples).",
+        check="E042",
+        validator=f"{PACKAGE}.checks.validate_max_view_counters",
+    )
+    ACTIVE_USERS: Setting[str | None] = Setting(
+        "active_users",
+        _optional_str,
+        "The `UniqueBitmap` in which the middleware marks authenticated users (by `pk`) whose "
+        "request loaded the user (see [the middleware](django.md#the-middleware)); `None` turns "
+        "it off.",
+        check="E040",
+        validator=f"{PACKAGE}.checks.validate_optional_name",
+    )
+    EXCLUDE_VIEWS: Setting[tuple[str, ...]] = Setting(
+        DEFAULT_EXCLUDE_VIEWS,
+        _strs,
+        "`fnmatch` patterns of view names the middleware does not count.",
+        check="E043",
+        validator=f"{PACKAGE}.checks.validate_exclude_views",
+    )
+    EXCLUDE_PATHS: Setting[tuple[str, ...]] = Setting(
+        None,
+        _exclude_paths,
+        "Path prefixes the middleware does not count, compared with `request.path_info` (without "
+        "the script prefix: the default drops it from `STATIC_URL` and `MEDIA_URL` when the site "
+        "is served under a sub-path).",
+        check="E043",
+        validator=f"{PACKAGE}.checks.validate_exclude_paths",
+        shown="`None`: `STATIC_URL`, `MEDIA_URL`, `/favicon.ico`, `/robots.txt`",
+    )
+    SENDER: Setting[SenderOptions] = SenderSetting(
+        {},
+        SenderOptions.of,
+        "The background sender's tuning: a dict of the keys below (see [The sender]"
+        "(#the-sender-sender)); keys left out keep their default.",
+        check="E049",
+        validator=f"{PACKAGE}.checks.validate_sender",
+        shown="`{}`",
+    )
+    ADMIN_PAGE_SIZE: Setting[int] = Setting(
+        100,
+        int,
+        "Metrics per page in the admin lists.",
+        check="E050",
+        validator=f"{PACKAGE}.core.validation.positive_count",
+    )
+    DASHBOARD: Setting[Any] = Setting(
+        DEFAULT_DASHBOARD,
+        _as_is,
+        "The [dashboard](admin.md#the-dashboard)'s tiles, in order: tile names, dotted paths of "
+        '`Tile` subclasses, or `{"tile": ..., **options}` (e.g. `{"tile": "top_views", "limit": '
+        "20}`). Whatever the tiles, the page costs three round trips.",
+        check="E051",
+        validator=f"{PACKAGE}.checks.validate_dashboard",
+    )
 
     def snapshot(self) -> Settings:
         """The same typed view over the setting as it is now, read once: for code that reads
-        several keys in one go (the middleware, once per request)."""
+        several keys in one go."""
         return Settings(self.raw)
 
-    def current(self) -> dict[str, Any]:
-        """Every setting at once (defaults filled in), for code that needs several together."""
-        return {**DEFAULTS, **self.raw}
-
     def get(self, name: str) -> Any:
-        return self.raw.get(name, DEFAULTS[name])
+        """The stored value of key ``name`` (its default when unset), untyped."""
+        setting: Setting[Any] = getattr(Settings, name)
+        return setting.value(self.raw)
 
-    @property
-    def CONNECTION(self) -> str:
-        """A Redis URL (``redis://``, ``rediss://``, ``unix://``) or a ``CACHES`` alias name."""
-        return str(self.get("CONNECTION"))
-
-    @property
-    def CLUSTER(self) -> bool:
-        """Connect with ``RedisCluster`` to the cluster that ``CONNECTION`` points at."""
-        return bool(self.get("CLUSTER"))
-
-    @property
-    def PREFIX(self) -> str:
-        """The first segment of every key the app writes."""
-        return str(self.get("PREFIX"))
-
-    @property
-    def TIME_ZONE(self) -> str:
-        """Time zone of calendar periods; Django's ``TIME_ZONE`` unless set."""
-        return str(self.get("TIME_ZONE") or getattr(settings, "TIME_ZONE", None) or "UTC")
-
-    @property
-    def SOCKET_TIMEOUT(self) -> float:
-        return float(self.get("SOCKET_TIMEOUT"))
-
-    @property
-    def SOCKET_CONNECT_TIMEOUT(self) -> float:
-        return float(self.get("SOCKET_CONNECT_TIMEOUT"))
-
-    @property
-    def COUNTER_PRECISIONS(self) -> tuple[int, ...]:
-        value: Sequence[int] = self.get("COUNTER_PRECISIONS")
-        return tuple(value)
-
-    @property
-    def COUNTER_SAMPLES(self) -> int:
-        return int(self.get("COUNTER_SAMPLES"))
-
-    @property
-    def BITMAP_RETENTION(self) -> dict[str, int]:
-        """Periods kept per period kind; kinds not given keep their default."""
-        value: Mapping[str, int] = self.get("BITMAP_RETENTION")
-        return {**DEFAULT_BITMAP_RETENTION, **value}
-
-    @property
-    def BITMAP_CACHE_TTL(self) -> int:
-        """Seconds the union of periods that are over stays cached; 0 disables the cache."""
-        return int(self.get("BITMAP_CACHE_TTL"))
-
-    @property
-    def MAX_USER_ID(self) -> int:
-        """The highest integer user id a ``UniqueBitmap`` accepts: a bitmap takes one bit per
-        id up to its highest, so 2**27 - 1 keeps one period's key within 16 MB."""
-        return int(self.get("MAX_USER_ID"))
-
-    @property
-    def EVENT_RETENTION(self) -> float:
-        """Seconds an ``EventSeries`` keeps its events unless it sets its own ``retention``."""
-        return float(self.get("EVENT_RETENTION"))
-
-    @property
-    def EVENT_MAX_VALUES(self) -> Any:
-        """Distinct values an ``EventSeries`` indexes per field unless it sets ``max_values``
-        (validated where it is used)."""
-        return self.get("EVENT_MAX_VALUES")
-
-    @property
-    def ESTIMATE_RETENTION(self) -> dict[str, int]:
-        """Periods a ``UniqueEstimate`` keeps per period kind; kinds not given keep their
-        default (validated where it is used)."""
-        value: Mapping[str, int] = self.get("ESTIMATE_RETENTION")
-        return {**DEFAULT_ESTIMATE_RETENTION, **value}
-
-    # Django integration
-
-    @property
-    def HITS_COUNTER(self) -> str | None:
-        """The site-wide counter of requests the middleware counts; ``None`` turns it off."""
-        value = self.get("HITS_COUNTER")
-        return None if value is None else str(value)
-
-    @property
-    def VIEW_COUNTER(self) -> str | None:
-        """Name of one view's counter, ``{view}`` being its resolved name; ``None``: off."""
-        value = self.get("VIEW_COUNTER")
-        return None if value is None else str(value)
-
-    @property
-    def VIEW_TIMER(self) -> str | None:
-        """Name of one view's ``Statistic`` of response times in milliseconds; ``None``: off."""
-        value = self.get("VIEW_TIMER")
-        return None if value is None else str(value)
-
-    @property
-    def VIEW_STATUS(self) -> str | None:
-        """Name of one view's counter of one status class (``{class}``: ``2xx`` ... ``5xx``);
-        ``None``: off."""
-        value = self.get("VIEW_STATUS")
-        return None if value is None else str(value)
-
-    @property
-    def EXPORT_TOKEN(self) -> str | None:
-        """The bearer token a Prometheus scraper presents; ``None``: staff users only."""
-        value = self.get("EXPORT_TOKEN")
-        return None if value is None else str(value)
-
-    @property
-    def UNRESOLVED_VIEW(self) -> str:
-        """The ``{view}`` of requests that resolve to no view (404s, handled by middleware)."""
-        return str(self.get("UNRESOLVED_VIEW"))
-
-    @property
-    def OTHER_VIEW(self) -> str:
-        """The ``{view}`` of views beyond ``MAX_VIEW_COUNTERS``, or with unusable names."""
-        return str(self.get("OTHER_VIEW"))
-
-    @property
-    def MAX_VIEW_COUNTERS(self) -> int:
-        """At most this many distinct per-view counters per process."""
-        return int(self.get("MAX_VIEW_COUNTERS"))
-
-    @property
-    def ACTIVE_USERS(self) -> str | None:
-        """The ``UniqueBitmap`` marking authenticated users; ``None`` turns it off."""
-        value = self.get("ACTIVE_USERS")
-        return None if value is None else str(value)
-
-    @property
-    def EXCLUDE_VIEWS(self) -> tuple[str, ...]:
-        """``fnmatch`` patterns of resolved view names the middleware does not count."""
-        return tuple(str(item) for item in self.get("EXCLUDE_VIEWS"))
-
-    @property
-    def EXCLUDE_PATHS(self) -> tuple[str, ...]:
-        """Path prefixes the middleware does not count; default: static, media, favicon."""
-        value = self.get("EXCLUDE_PATHS")
-        if value is not None:
-            return tuple(str(item) for item in value)
-        from django.urls import get_script_prefix
-
-        urls = (getattr(settings, "STATIC_URL", None), getattr(settings, "MEDIA_URL", None))
-        return _default_exclude_paths(get_script_prefix(), *(str(url or "") for url in urls))
-
-    @property
-    def FAIL_OPEN_TIMEOUT(self) -> float:
-        """Seconds the sender waits for Redis before it keeps the batch and tries again later."""
-        return float(self.get("FAIL_OPEN_TIMEOUT"))
-
-    @property
-    def SEND_DELAY(self) -> float:
-        """Seconds the sender waits after the first queued write, merging what follows."""
-        return float(self.get("SEND_DELAY"))
-
-    @property
-    def SEND_BATCH_SIZE(self) -> int:
-        """Most requests' writes merged into one round trip (that many waiting: sent at once)."""
-        return int(self.get("SEND_BATCH_SIZE"))
-
-    @property
-    def SEND_QUEUE_SIZE(self) -> int:
-        """Most requests' writes waiting to be stored per process; beyond, new ones are dropped."""
-        return int(self.get("SEND_QUEUE_SIZE"))
-
-    @property
-    def SEND_QUEUE_BYTES(self) -> int:
-        """Most (estimated) bytes of writes waiting per process; beyond, new ones are dropped."""
-        return int(self.get("SEND_QUEUE_BYTES"))
-
-    @property
-    def SEND_RETRY_DELAY(self) -> float:
-        """Seconds before the first new attempt after Redis failed; doubles at each failure."""
-        return float(self.get("SEND_RETRY_DELAY"))
-
-    @property
-    def SEND_RETRY_MAX_DELAY(self) -> float:
-        """The longest wait between two attempts while Redis fails."""
-        return float(self.get("SEND_RETRY_MAX_DELAY"))
-
-    # Admin
-
-    @property
-    def ADMIN_PAGE_SIZE(self) -> int:
-        """Metrics per page in the admin's lists."""
-        return int(self.get("ADMIN_PAGE_SIZE"))
-
-    @property
-    def DASHBOARD(self) -> Any:
-        """The dashboard's tiles (validated where they are used, and by the system check)."""
-        return self.get("DASHBOARD")
+    def current(self) -> dict[str, Any]:
+        """Every key as written at once, defaults filled in (untyped; ``SENDER`` as written):
+        one read of the setting for code that needs several keys on a hot path."""
+        return {**DEFAULTS, **self.raw}
 
 
 conf = Settings()
+
+#: Every key the app understands, with its default. ``checks.py`` warns about any other key.
+DEFAULTS: dict[str, Any] = {setting.name: setting.default for setting in Settings.table()}

@@ -29,12 +29,13 @@ from asgiref.sync import iscoroutinefunction
 from django.http import HttpRequest, HttpResponseBase
 
 from .bitmaps import UniqueBitmap
+from .conf import conf
 from .core.batch import Batch
 from .core.keys import validate_name
 from .counter import Counter
 from .events import EventSeries
 from .sending import sender
-from .sending.requests import request_writes, user_id
+from .sending.requests import auser_id, request_writes, user_id
 from .sending.writes import Writes
 
 logger = logging.getLogger("django_redis_metrics")
@@ -51,8 +52,9 @@ VIEW_FIELD = "view"
 
 
 def _view_label(request: HttpRequest) -> str:
+    """The request's resolved view name, or ``UNRESOLVED_VIEW`` (as the middleware names it)."""
     match = getattr(request, "resolver_match", None)
-    return (match.view_name if match is not None else "") or "unresolved"
+    return (match.view_name if match is not None else "") or conf.UNRESOLVED_VIEW
 
 
 def succeeded(request: HttpRequest, response: HttpResponseBase) -> bool:
@@ -87,11 +89,7 @@ def _decorator(record: Recorder, only_if: Check, needs_user: bool) -> Callable[[
                 response = await view(request, *args, **kwargs)
                 try:
                     if only_if(request, response):
-                        uid = None
-                        if needs_user and hasattr(request, "auser"):
-                            uid = user_id(await request.auser())
-                        elif needs_user:  # pragma: no cover (Django 4.2)
-                            uid = user_id(getattr(request, "user", None))
+                        uid = await auser_id(request) if needs_user else None
                         _record(record, _Call(request, response, kwargs, uid))
                 except Exception:
                     logger.exception("A metrics decorator failed; the view's answer is kept.")

@@ -27,7 +27,6 @@ were not there (see :mod:`django_redis_metrics.sending.failopen`).
 
 from __future__ import annotations
 
-import copy
 import logging
 import os
 import threading
@@ -38,11 +37,12 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponseBase
 from django.urls import get_script_prefix
 
-from .conf import Settings, conf
+from .conf import SETTING_NAME, Settings, conf
 from .core.keys import validate_name
 from .sending import sender
 from .sending.requests import attach_writes, loaded_user_id
@@ -82,6 +82,18 @@ view_names = ViewNames()
 os.register_at_fork(after_in_child=view_names._after_fork_in_child)
 
 
+#: The app of our own views (the Prometheus exposition): never counted as the site's traffic,
+#: whatever ``EXCLUDE_VIEWS`` says and under whatever namespace the site includes them (a
+#: scrape every 15 s would add 5,760 hits a day).
+OWN_APP = "django_redis_metrics"
+
+
+def is_own_view(request: HttpRequest) -> bool:
+    """Whether ``request`` resolved to one of this app's own views."""
+    match = getattr(request, "resolver_match", None)
+    return match is not None and OWN_APP in match.app_names
+
+
 def view_name(request: HttpRequest) -> str | None:
     """The resolved view name of ``request``, or ``None`` when it resolved to no view."""
     match = getattr(request, "resolver_match", None)
@@ -92,9 +104,12 @@ def view_name(request: HttpRequest) -> str | None:
 
 class RequestPlan:
     """What the middleware records for a request, read from the settings once per change of
-    them, with each view's metric names filled in once (view labels are bounded)."""
+    them (see :func:`request_plan`), with each view's metric names filled in once (view
+    labels are bounded)."""
 
     def __init__(self, options: Settings) -> None:
+        #: The setting it was made from (the very object).
+        self.raw = options.raw
         self.hits = options.HITS_COUNTER
         self.per_view = options.VIEW_COUNTER
         self.timer = options.VIEW_TIMER
@@ -112,7 +127,7 @@ class RequestPlan:
 
     def is_excluded(self, request: HttpRequest, view: str | None) -> bool:
         path = request.path_info  # without the script prefix, like conf.EXCLUDE_PATHS
-        if path.startswith(self.exclude_paths):
+        if path.startswith(self.exclude_paths) or is_own_view(request):
             return True
         return view is not None and _view_excluded(view, self.exclude_views)
 
@@ -157,21 +172,37 @@ class ViewMetrics(NamedTuple):
 
 STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx")
 
-#: The plan and what it was made from: the setting (a copy), the script prefix and the static
-#: and media URLs (``EXCLUDE_PATHS``' default depends on them).
-_current: tuple[tuple[Any, ...], RequestPlan] | None = None
+#: The plan of each script prefix (``EXCLUDE_PATHS``' default depends on it), made on the first
+#: request after a change of the settings it is made from.
+_plans: dict[str, RequestPlan] = {}
+#: Script prefixes are few (one per deployment); past this many, the plans start afresh.
+MAX_PLANS = 64
+#: Django settings a plan is made from: the app's own, and those of ``EXCLUDE_PATHS``' default.
+PLAN_SETTINGS = frozenset(
+    {SETTING_NAME, "STATIC_URL", "MEDIA_URL", "FORCE_SCRIPT_NAME", "TIME_ZONE"}
+)
 
 
 def request_plan() -> RequestPlan:
-    """The plan for the settings as they are now (compared on every request, made on change)."""
-    global _current
+    """The plan for the settings as they are now: made once, then kept until Django's
+    ``setting_changed`` signal (sent by ``override_settings`` and the ``settings`` fixture)
+    says one of :data:`PLAN_SETTINGS` changed, or the setting is another object (assigned
+    without the signal; and a plan made by another thread from the setting just replaced is
+    not kept). A setting edited in place, which Django's documentation forbids, is not seen."""
     raw = conf.raw
-    source = (raw, get_script_prefix(), settings.STATIC_URL, settings.MEDIA_URL)
-    current = _current
-    if current is None or current[0] != source:
-        # A deep copy: an edit inside a list of the setting must compare unequal too.
-        current = _current = ((copy.deepcopy(raw), *source[1:]), RequestPlan(Settings(raw)))
-    return current[1]
+    prefix = get_script_prefix()
+    plan = _plans.get(prefix)
+    if plan is None or plan.raw is not raw:
+        if len(_plans) >= MAX_PLANS:
+            _plans.clear()
+        plan = _plans[prefix] = RequestPlan(Settings(raw))
+    return plan
+
+
+@receiver(setting_changed)
+def _forget_plans(*, setting: str, **kwargs: Any) -> None:
+    if setting in PLAN_SETTINGS:
+        _plans.clear()
 
 
 @lru_cache(maxsize=4096)

@@ -70,6 +70,18 @@ def test_defaults_and_good_settings_pass(settings):
         ({"ESTIMATE_RETENTION": {"day": 0}}, ["django_redis_metrics.E070"]),
         ({"ESTIMATE_RETENTION": {"year": 3}}, ["django_redis_metrics.E070"]),
         ({"ESTIMATE_RETENTION": [("day", 3)]}, ["django_redis_metrics.E070"]),
+        # The sender's keys, in SENDER or (moved, with a warning) flat.
+        ({"SENDER": [("DELAY", 1)]}, ["django_redis_metrics.E049"]),
+        ({"SENDER": {"DELAYS": 1}}, ["django_redis_metrics.W001"]),
+        ({"SENDER": {"TIMEOUT": 0}}, ["django_redis_metrics.E044"]),
+        ({"SENDER": {"DELAY": -1}}, ["django_redis_metrics.E045"]),
+        ({"SENDER": {"QUEUE_SIZE": "9"}}, ["django_redis_metrics.E046"]),
+        ({"SENDER": {"QUEUE_BYTES": 0}}, ["django_redis_metrics.E047"]),
+        ({"SENDER": {"RETRY_DELAY": 2, "RETRY_MAX_DELAY": 1}}, ["django_redis_metrics.E048"]),
+        ({"SEND_DELAY": 0.1}, ["django_redis_metrics.W002"]),
+        ({"SEND_DELAY": -1}, ["django_redis_metrics.W002", "django_redis_metrics.E045"]),
+        ({"SEND_DELAY": -1, "SENDER": {"DELAY": 0.1}}, ["django_redis_metrics.W002"]),
+        ({"FAIL_OPEN_COOLDOWN": 5}, ["django_redis_metrics.W001"]),
     ],
 )
 def test_each_bad_setting_has_its_id(settings, value, expected):
@@ -82,3 +94,35 @@ def test_checks_are_registered(settings):
 
     settings.DJANGO_REDIS_METRICS = {"PREFIX": "{bad}"}
     assert "django_redis_metrics.E004" in [m.id for m in run_checks()]
+
+
+def test_each_setting_names_a_validator_and_a_check_id():
+    from django.utils.module_loading import import_string
+
+    from django_redis_metrics.conf import Settings
+    from django_redis_metrics.sender_settings import SENDER_KEYS
+
+    for setting in Settings.table():
+        assert setting.check is not None and setting.validator is not None, setting.name
+        assert callable(import_string(setting.validator))
+        import_string(setting.validator)(setting.default)  # every default is valid
+    for key in SENDER_KEYS:
+        import_string(key.validator)(key.default)
+
+
+def test_the_flat_sender_keys_are_read_when_sender_does_not_set_them(settings):
+    from django_redis_metrics.conf import conf
+
+    assert (conf.SENDER.delay, conf.SENDER.timeout, conf.SENDER.queue_size) == (0.05, 0.25, 50_000)
+    settings.DJANGO_REDIS_METRICS = {"SEND_DELAY": 1.5, "FAIL_OPEN_TIMEOUT": 0.5}
+    assert (conf.SENDER.delay, conf.SENDER.timeout) == (1.5, 0.5)
+    settings.DJANGO_REDIS_METRICS = {"SEND_DELAY": 1.5, "SENDER": {"DELAY": 2, "QUEUE_SIZE": 7}}
+    assert (conf.SENDER.delay, conf.SENDER.timeout, conf.SENDER.queue_size) == (2.0, 0.25, 7)
+    assert conf.snapshot().SENDER.delay == 2.0
+
+
+def test_a_flat_sender_key_is_named_in_its_warning(settings):
+    settings.DJANGO_REDIS_METRICS = {"SEND_RETRY_MAX_DELAY": 1.0}
+    (message,) = check_settings()
+    assert "['SENDER']['RETRY_MAX_DELAY']" in message.msg
+    assert message.id == "django_redis_metrics.W002"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
+from types import ModuleType
 
 from django_redis_metrics.conf import DEFAULTS
 
@@ -43,6 +45,27 @@ def test_settings_page_documents_exactly_the_known_keys() -> None:
     assert documented - set(DEFAULTS) == set(), "documented settings the app does not know"
 
 
+def settings_docs_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "settings_docs", ROOT / "scripts/settings_docs.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_settings_tables_are_written_from_the_settings_table() -> None:
+    """The tables of settings.md are what scripts/settings_docs.py writes from conf.py: run it
+    after changing a setting."""
+    script = settings_docs_script()
+    page = (DOCS / "settings.md").read_text("utf-8")
+    assert script.render(page) == page, "run scripts/settings_docs.py"
+    assert "at `STATISTIC_PRECISIONS`" in script.settings_table()  # VIEW_TIMER's line
+    edited = page.replace('| `PREFIX` | `"metrics"` |', '| `PREFIX` | `"stats"` |')
+    assert edited != page and script.render(edited) == page
+
+
 def test_every_check_id_is_documented() -> None:
     checks_page = (DOCS / "checks.md").read_text("utf-8")
     found = check_ids_in_source()
@@ -56,3 +79,9 @@ def test_readme_is_short_and_keeps_the_ci_commands() -> None:
     assert DEMO_COMMAND in readme
     assert TEST_COMMAND in readme
     assert "seed" not in readme.lower()
+
+
+def test_the_docs_site_loads_no_fonts_from_another_host() -> None:
+    # MkDocs Material fetches Google Fonts unless the theme's font is false.
+    config = (ROOT / "mkdocs.yml").read_text("utf-8")
+    assert re.search(r"^theme:\n(?:  .*\n)*  font: false$", config, flags=re.MULTILINE)

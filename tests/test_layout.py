@@ -114,10 +114,19 @@ def test_the_core_depends_on_no_model_nor_on_django_integration() -> None:
     graph = import_graph()
     core = {name for name in graph if name.startswith(f"{NAME}.core")}
     outside = {target for name in core for target in graph[name]} - core
-    assert outside <= {f"{NAME}.conf"}, outside
+    assert outside <= {f"{NAME}.conf", f"{NAME}.exceptions"}, outside
 
 
 @pytest.mark.parametrize("name", sorted(modules()))
 def test_every_module_stays_short(name: str) -> None:
     lines = len(modules()[name].read_text("utf-8").splitlines())
     assert lines <= MAX_LINES, f"{name} has {lines} lines; split it by concern"
+
+
+def test_one_permission_rule_for_the_admin_and_the_exposition() -> None:
+    """Who may see metrics is decided in one function, imported by every page that asks."""
+    graph = import_graph()
+    rule = f"{NAME}.permissions"
+    for user in (f"{NAME}.admin.options", f"{NAME}.admin.common", f"{NAME}.exposition.views"):
+        assert rule in graph[user], user
+    assert f"{NAME}.admin.common" not in graph[f"{NAME}.exposition.views"]

@@ -45,3 +45,46 @@ def test_statistic_and_gauge(backend):
     assert level.get() == 3
     assert level.series(60) == [(60, {"last": 3, "min": 1, "max": 3})]
     assert Statistic.objects.names() == ["latency"] and Gauge.objects.names() == ["level"]
+
+
+def test_public_exceptions_are_exported_from_one_module():
+    import django_redis_metrics
+    from django_redis_metrics import MetricsRefused, NoDayKeys, exceptions
+    from django_redis_metrics.core.cover import NoDayKeys as old_no_day_keys
+    from django_redis_metrics.core.scripts import MetricsRefused as old_refused
+
+    assert {"MetricsRefused", "NoDayKeys"} <= set(django_redis_metrics.__all__)
+    assert set(exceptions.__all__) <= set(django_redis_metrics.__all__)
+    assert (old_refused, old_no_day_keys) == (MetricsRefused, NoDayKeys)  # old imports work
+    for error in (MetricsRefused, NoDayKeys):
+        assert error.__module__ == "django_redis_metrics.exceptions"
+        assert issubclass(error, ValueError)
+
+
+def test_every_exception_class_of_the_package_lives_in_exceptions_py():
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent.parent / "django_redis_metrics"
+    defined = {}
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                ast.unparse(base).split(".")[-1].endswith(("Error", "Exception", "Refused"))
+                for base in node.bases
+            ):
+                defined[node.name] = path.name
+    assert defined == {
+        "MetricsRefused": "exceptions.py",
+        "MissingPermission": "exceptions.py",
+        "NoDayKeys": "exceptions.py",
+    }
+
+
+def test_a_refused_write_raises_the_exported_exception(backend):
+    import pytest
+
+    from django_redis_metrics import Counter, MetricsRefused
+
+    with pytest.raises(MetricsRefused):
+        Counter("far_ahead").incr(when=4_000_000_000)  # far ahead of the Redis clock

@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from django_redis_metrics import Counter, EventSeries, Gauge, Statistic, UniqueBitmap
+from django_redis_metrics import (
+    Counter,
+    EventSeries,
+    Gauge,
+    Statistic,
+    UniqueBitmap,
+    UniqueEstimate,
+)
 from django_redis_metrics.core.retention import MAX_AHEAD
 
 Refusal = tuple[str, Callable[[], Any], type[Exception], str]
@@ -70,6 +77,19 @@ REFUSALS: list[Refusal] = [
         ValueError,
         "ahead of the Redis server clock",
     ),
+    # A `when` beyond any float: a ValueError like any other out-of-range time, not an
+    # OverflowError, on every kind.
+    ("incr at 10**400", lambda: Counter("c").incr(1, when=10**400), ValueError, "years 2"),
+    (
+        "record at 10**400",
+        lambda: EventSeries("e").record(10**400, kind="x"),
+        ValueError,
+        "years 2",
+    ),
+    ("mark at -10**400", lambda: UniqueBitmap("u").mark(1, when=-(10**400)), ValueError, "years"),
+    ("add at 10**400", lambda: UniqueEstimate("v").add(1, when=10**400), ValueError, "years 2"),
+    ("a value at 10**400", lambda: Statistic("s").record(1, 10**400), ValueError, "years 2"),
+    ("set at 10**400", lambda: Gauge("g").set(1, when=10**400), ValueError, "years 2"),
 ]
 
 
@@ -98,4 +118,28 @@ def test_each_refusal_writes_nothing(
     before = keyspace(backend)
     with pytest.raises(error, match=says):
         action()
+    assert keyspace(backend) == before
+
+
+HUGE = "x" * 1_000_000
+#: Calls refusing a huge value: the message names the value by its start, never all of it.
+HUGE_REFUSALS: list[tuple[str, Callable[[], Any]]] = [
+    ("incr(count=str)", lambda: Counter("c").incr(HUGE)),
+    ("incr(when=str)", lambda: Counter("c").incr(1, when=HUGE)),
+    ("incr(count=int)", lambda: Counter("c").incr(10**5000)),
+    ("record(value=str)", lambda: Statistic("s").record(HUGE)),  # type: ignore[arg-type]
+    ("record(value=int)", lambda: Statistic("s").record(10**5000)),
+    ("set(value=bytes)", lambda: Gauge("g").set(HUGE.encode())),  # type: ignore[arg-type]
+    ("counter named by bytes", lambda: Counter(HUGE.encode())),  # type: ignore[arg-type]
+]
+
+
+@pytest.mark.parametrize(("label", "action"), HUGE_REFUSALS, ids=[r[0] for r in HUGE_REFUSALS])
+def test_a_refusal_of_a_huge_value_has_a_short_message(
+    backend: Any, label: str, action: Callable[[], Any]
+) -> None:
+    before = keyspace(backend)
+    with pytest.raises((TypeError, ValueError)) as refused:
+        action()
+    assert len(str(refused.value)) < 300, str(refused.value)[:500]
     assert keyspace(backend) == before

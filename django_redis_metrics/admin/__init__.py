@@ -1,23 +1,5 @@
 """The "Metrics" section of the admin: pages over Redis, no database table (``options.py``)."""
 
-from .options import (
-    CounterAdmin,
-    DashboardAdmin,
-    EventSeriesAdmin,
-    GaugeAdmin,
-    StatisticAdmin,
-    UniqueBitmapAdmin,
-    UniqueEstimateAdmin,
-    ViewsAdmin,
-)
+from .options import KIND_ADMINS, DashboardAdmin, KindAdmin, MetricsAdmin, ViewsAdmin
 
-__all__ = [
-    "CounterAdmin",
-    "DashboardAdmin",
-    "EventSeriesAdmin",
-    "GaugeAdmin",
-    "StatisticAdmin",
-    "UniqueBitmapAdmin",
-    "UniqueEstimateAdmin",
-    "ViewsAdmin",
-]
+__all__ = ["KIND_ADMINS", "DashboardAdmin", "KindAdmin", "MetricsAdmin", "ViewsAdmin"]

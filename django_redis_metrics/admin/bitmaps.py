@@ -11,9 +11,10 @@ from django.template.response import TemplateResponse
 from ..bitmaps import UniqueBitmap
 from ..core.connection import get_redis_connection
 from ..core.periods import Period, period_class
+from ..models import UniqueBitmapMetric
 from . import common, export, labels
 from .charts import Chart, Series
-from .common import listing_page, name_param, with_query
+from .common import KindPages, listing_page, name_param, with_query
 
 #: How many of the newest periods the bitmap page shows, per kind of period.
 PERIODS_SHOWN = {"hour": 48, "day": 30, "week": 12, "month": 12}
@@ -100,7 +101,8 @@ def bitmap_data(request: HttpRequest) -> HttpResponse:
 
 def cohort_rows(bitmap: UniqueBitmap, kind: str, now: float) -> list[dict[str, Any]]:
     """The retention table of the last ``COHORT_PERIODS`` periods, from the first period
-    with users (empty leading periods say nothing)."""
+    with users (empty leading periods say nothing). Every row has a cell per column, those of
+    periods still to come ``(None, None)``, so the table is a square with a blank corner."""
     first = period_class(kind).containing(now).shift(-(COHORT_PERIODS - 1))
     rows: list[dict[str, Any]] = []
     for i, row in enumerate(bitmap.cohort(kind, first.start_ts, COHORT_PERIODS)):
@@ -109,6 +111,8 @@ def cohort_rows(bitmap: UniqueBitmap, kind: str, now: float) -> list[dict[str, A
             continue
         cells = [(value, round(100 * value / size) if size else None) for value in row[1:]]
         rows.append({"period": labels.period_label(first.shift(i)), "size": size, "cells": cells})
+    for shown in rows:
+        shown["cells"] += [(None, None)] * (len(rows) - 1 - len(shown["cells"]))
     return rows
 
 
@@ -145,10 +149,20 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
         zone_label=labels.zone_label(now),
         cohort=cohort,
         cohort_period=cohort_period,
-        cohort_offsets=list(range(1, COHORT_PERIODS)),
+        cohort_offsets=list(range(1, len(cohort))),
+        cohort_span=COHORT_PERIODS,
         cohort_links=[
             (p, with_query(context["metrics_urls"]["detail"], name=bitmap.name, cohort=p))
             for p in choices
         ],
     )
     return TemplateResponse(request, "django_redis_metrics/admin/bitmap_detail.html", context)
+
+
+#: This kind's entry in the admin (its registry entry names it: ``Kind.admin``).
+PAGES = KindPages(
+    model=UniqueBitmapMetric,
+    index=bitmap_list,
+    pages=(("detail/", bitmap_detail, "detail"),),
+    endpoints=(("data/", bitmap_data, "data"),),
+)

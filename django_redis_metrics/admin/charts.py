@@ -73,7 +73,10 @@ class Chart:
 
     def payload(self, now: float | None = None) -> dict[str, Any]:
         zone = self.zone or chart_zone(self.step)
-        when = self.x[-1] if self.x else (now or time.time())
+        # The zone's offset now for a live chart (a month that began before a DST change is
+        # still drawn in today's offset, as the page around it), else at the range's end.
+        live = self.partial or not self.x
+        when = (now if now is not None else time.time()) if live else self.x[-1]
         return {
             "name": self.name,
             "kind": self.kind,
@@ -168,6 +171,19 @@ def chosen_span(
     return Span(first, count, step, live=last == current, notes=notes)
 
 
+def chosen_points(params: QueryDict, default: int) -> int:
+    """``?points=``: how many of the newest slices a live chart shows (the dashboard's chart
+    of the last hour refreshes with the hour it was drawn with), else ``default``."""
+    raw = params.get("points")
+    if raw is None:
+        return default
+    if not (
+        raw.isascii() and raw.isdigit() and len(raw) <= 4 and 1 <= int(raw) <= MAX_CHART_POINTS
+    ):
+        raise Http404(f"points must be a whole number from 1 to {MAX_CHART_POINTS}.")
+    return int(raw)
+
+
 def chosen_compare(params: QueryDict) -> tuple[int, str] | None:
     raw = params.get("compare") or ""
     if not raw:
@@ -203,5 +219,5 @@ def range_query(params: QueryDict) -> dict[str, str]:
 
 
 def input_value(when: float) -> str:
-    """``when`` as ``<input type="datetime-local">`` shows it, in the site's zone."""
+    """``when`` as the range inputs show it (ISO 8601, to the minute), in the site's zone."""
     return datetime.fromtimestamp(when, labels.site_zone()).strftime("%Y-%m-%dT%H:%M")

@@ -10,29 +10,43 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse
 
 from ..conf import conf
 from ..core.keys import to_str, validate_name
-from ..models import PERMISSION
+from ..permissions import may_view_metrics
 
 ViewFunction = Callable[..., HttpResponse]
+#: A page rendered inside the admin layout: the request, and the context every page shares.
+Page = Callable[[HttpRequest, dict[str, Any]], HttpResponse]
+
+
+@dataclass(frozen=True)
+class KindPages:
+    """The admin entry of one kind of metric, which its registry entry names (``Kind.admin``):
+    ``options.py`` makes it a ``ModelAdmin`` of the section."""
+
+    #: The unmanaged model (``models.py``) that gives the kind its entry in the section.
+    model: type[models.Model]
+    #: The entry's changelist: the list of the kind's metrics.
+    index: Page
+    #: Other pages, ``(route, page, URL name suffix)``.
+    pages: tuple[tuple[str, Page, str], ...] = ()
+    #: JSON endpoints, ``(route, view, URL name suffix)``.
+    endpoints: tuple[tuple[str, Callable[[HttpRequest], HttpResponse], str], ...] = ()
 
 
 def current_time() -> float:
     """Now, in epoch seconds (one place, so that tests can hold the clock still)."""
     return time.time()
-
-
-def may_view_metrics(user: Any) -> bool:
-    """Active staff holding the ``view_metrics`` permission (superusers have it)."""
-    return bool(user is not None and user.is_active and user.is_staff and user.has_perm(PERMISSION))
 
 
 def metrics_permission(view: ViewFunction) -> ViewFunction:

@@ -13,8 +13,9 @@ from ..core.connection import get_redis_connection
 from ..core.sliced import SlicedMetric
 from ..core.timeutil import slice_start, slice_starts
 from ..counter import Counter
+from ..models import CounterMetric
 from . import charts, common, export
-from .common import as_int, label, listing_page, name_param, refresh_seconds, with_query
+from .common import KindPages, as_int, label, listing_page, name_param, refresh_seconds, with_query
 from .controls import compare_links, range_form
 
 #: Points drawn on a counter's chart (fewer if the counter keeps fewer samples).
@@ -141,7 +142,8 @@ def counter_chart_data(
     """The chosen range of one precision's slices, zero-filled, and the previous period's
     (``?compare=``) where this precision still keeps it: one pipelined round trip."""
     oldest = kept_since(counter, precision, now)
-    span = charts.chosen_span(params, precision, now, oldest, min(CHART_POINTS, counter.samples))
+    points = charts.chosen_points(params, min(CHART_POINTS, counter.samples))
+    span = charts.chosen_span(params, precision, now, oldest, points)
     compare = charts.chosen_compare(params)
     pipe = get_redis_connection().pipeline(transaction=False)
     pipe.hmget(counter.key(precision), span.starts)
@@ -209,3 +211,12 @@ def counter_data(request: HttpRequest) -> HttpResponse:
     precision = chosen_precision(request, counter)
     chart = counter_chart_data(counter, precision, request.GET, common.current_time())
     return export.respond(request, chart)
+
+
+#: This kind's entry in the admin (its registry entry names it: ``Kind.admin``).
+PAGES = KindPages(
+    model=CounterMetric,
+    index=counter_list,
+    pages=(("chart/", counter_chart, "chart"),),
+    endpoints=(("data/", counter_data, "data"),),
+)

@@ -12,10 +12,11 @@ from django.template.response import TemplateResponse
 from ..core.connection import get_redis_connection
 from ..core.periods import Period, period_class
 from ..estimates import UniqueEstimate
+from ..models import UniqueEstimateMetric
 from . import common, export, labels
 from .bitmaps import PERIODS_SHOWN
 from .charts import Chart, Series
-from .common import listing_page, name_param
+from .common import KindPages, listing_page, name_param
 
 #: The list's columns: the current period of each kind, when the estimate keeps it.
 LIST_PERIODS = ("day", "week", "month")
@@ -139,3 +140,12 @@ def estimate_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateRe
         zone_label=labels.zone_label(now),
     )
     return TemplateResponse(request, "django_redis_metrics/admin/estimate_detail.html", context)
+
+
+#: This kind's entry in the admin (its registry entry names it: ``Kind.admin``).
+PAGES = KindPages(
+    model=UniqueEstimateMetric,
+    index=estimate_list,
+    pages=(("detail/", estimate_detail, "detail"),),
+    endpoints=(("data/", estimate_data, "data"),),
+)

@@ -14,8 +14,9 @@ from ..core.keys import to_str
 from ..events import EventSeries
 from ..events.codec import score
 from ..events.queries import script
+from ..models import EventSeriesMetric
 from . import charts, common, export, labels
-from .common import label, listing_page, name_param, refresh_seconds, with_query
+from .common import KindPages, label, listing_page, name_param, refresh_seconds, with_query
 from .controls import compare_links, range_form
 
 #: Window choices of an event series' chart, in seconds.
@@ -41,10 +42,13 @@ def get_series(name: str) -> EventSeries:
 
 
 def chosen_window(request: HttpRequest) -> int:
+    """The ``window`` parameter, one of ``EVENT_WINDOWS``, matched as text: a string that
+    only looks like digits ("²", thousands of digits) is a 404, never a 500."""
     raw = request.GET.get("window", str(EVENT_WINDOW_DEFAULT))
-    if not raw.isdigit() or int(raw) not in EVENT_WINDOWS:
-        raise Http404(f"window must be one of {EVENT_WINDOWS}.")
-    return int(raw)
+    for window in EVENT_WINDOWS:
+        if raw == str(window):
+            return window
+    raise Http404(f"window must be one of {EVENT_WINDOWS}.")
 
 
 def series_chart_data(
@@ -197,3 +201,12 @@ def event_series_data(request: HttpRequest) -> HttpResponse:
     series = get_series(name_param(request))
     chart = series_chart_data(series, chosen_window(request), request.GET, common.current_time())
     return export.respond(request, chart)
+
+
+#: This kind's entry in the admin (its registry entry names it: ``Kind.admin``).
+PAGES = KindPages(
+    model=EventSeriesMetric,
+    index=event_series_list,
+    pages=(("detail/", event_series_detail, "detail"),),
+    endpoints=(("data/", event_series_data, "data"),),
+)

@@ -11,9 +11,10 @@ from django.template.response import TemplateResponse
 from ..core.connection import get_redis_connection
 from ..core.keys import to_str
 from ..gauge import Gauge
+from ..models import GaugeMetric
 from . import common, export, labels
 from .charts import Chart
-from .common import listing_page, name_param
+from .common import KindPages, listing_page, name_param
 from .sliced import band_chart, chart_context, chosen_precision, get_metric, read_span
 
 #: The legend of a gauge chart's lines: the main line, then the band's low and high edges.
@@ -84,8 +85,13 @@ def gauge_chart(request: HttpRequest, context: dict[str, Any]) -> TemplateRespon
     precision = chosen_precision(request, gauge)
     now = common.current_time()
     chart = gauge_chart_data(gauge, precision, request, now)
+    latest = gauge.latest()
     context.update(chart_context(request, context, gauge, precision, chart, now))
-    context.update(title=f"Gauge {gauge.name}")
+    context.update(
+        title=f"Gauge {gauge.name}",
+        current=None if latest is None else latest[1],
+        current_at=None if latest is None else labels.instant_label(latest[0], 1),
+    )
     return TemplateResponse(request, "django_redis_metrics/admin/gauge_chart.html", context)
 
 
@@ -96,3 +102,12 @@ def gauge_data(request: HttpRequest) -> HttpResponse:
     return export.respond(
         request, gauge_chart_data(gauge, precision, request, common.current_time())
     )
+
+
+#: This kind's entry in the admin (its registry entry names it: ``Kind.admin``).
+PAGES = KindPages(
+    model=GaugeMetric,
+    index=gauge_list,
+    pages=(("chart/", gauge_chart, "chart"),),
+    endpoints=(("data/", gauge_data, "data"),),
+)

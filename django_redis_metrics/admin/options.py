@@ -1,8 +1,10 @@
 """The "Metrics" section of the admin: pages over Redis, no database table.
 
-As django-rq does, unmanaged models give the section its entries; each ``ModelAdmin`` hands its
-changelist to a metrics page and adds the other pages and JSON endpoints in ``get_urls()``,
-all wrapped in ``admin_site.admin_view`` and the ``view_metrics`` permission check. While Redis
+As django-rq does, unmanaged models give the section its entries: one per registered kind of
+metric (``kinds.py``; each kind's ``Kind.admin`` names its pages), the Dashboard and the Views.
+Each ``ModelAdmin`` hands its changelist to a metrics page and adds the other pages and JSON
+endpoints in ``get_urls()``, all wrapped in ``admin_site.admin_view`` and the ``view_metrics``
+permission check. While Redis
 cannot be reached, every page answers 503 inside the admin layout and every endpoint 503 JSON,
 naming the (masked) Redis address.
 """
@@ -10,34 +12,26 @@ naming the (masked) Redis address.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils.module_loading import import_string
 
 from ..conf import conf
 from ..core.batch import is_outage
 from ..core.connection import REDIS_ERRORS, redacted
-from ..models import (
-    PERMISSION,
-    CounterMetric,
-    DashboardMetric,
-    EventSeriesMetric,
-    GaugeMetric,
-    StatisticMetric,
-    UniqueBitmapMetric,
-    UniqueEstimateMetric,
-    ViewsMetric,
-)
-from . import bitmaps, counters, dashboard, estimates, events, gauges, statistics, views
-from .common import metrics_permission
+from ..core.kind import Kind
+from ..kinds import registered
+from ..models import DashboardMetric, ViewsMetric
+from ..permissions import may_view_metrics
+from . import dashboard, views
+from .common import KindPages, Page, metrics_permission
 
 #: Seconds a client is told to wait before asking again while Redis is unreachable.
 RETRY_AFTER = 5
-
-Page = Callable[[HttpRequest, dict[str, Any]], HttpResponse]
 
 
 class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
@@ -52,15 +46,11 @@ class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         """The page shown as this entry's changelist."""
         raise NotImplementedError
 
-    def _allowed(self, request: HttpRequest) -> bool:
-        user: Any = request.user
-        return bool(user.is_active and user.is_staff and user.has_perm(PERMISSION))
-
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return self._allowed(request)
+        return may_view_metrics(request.user)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._allowed(request)
+        return may_view_metrics(request.user)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -159,31 +149,39 @@ class MetricsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         return urls
 
 
-@admin.register(CounterMetric)
-class CounterAdmin(MetricsAdmin):
-    pages = (("chart/", counters.counter_chart, "chart"),)
-    endpoints = (("data/", counters.counter_data, "data"),)
+class KindAdmin(MetricsAdmin):
+    """The entry of one registered kind of metric: the pages its ``Kind.admin`` names."""
+
+    kind_pages: ClassVar[KindPages]
 
     def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
-        return counters.counter_list(request, context)
+        return self.kind_pages.index(request, context)
 
 
-@admin.register(EventSeriesMetric)
-class EventSeriesAdmin(MetricsAdmin):
-    pages = (("detail/", events.event_series_detail, "detail"),)
-    endpoints = (("data/", events.event_series_data, "data"),)
+def kind_admin(kind: Kind) -> type[KindAdmin] | None:
+    """``kind``'s ModelAdmin (``CounterAdmin`` for ``Counter``), registered with the admin
+    site; ``None`` for a kind without admin pages."""
+    if kind.admin is None:
+        return None
+    pages = import_string(kind.admin)
+    if not isinstance(pages, KindPages):
+        raise TypeError(f"{kind.admin} is not a KindPages but {pages!r}.")
+    attributes = {
+        "__module__": __name__,
+        "__doc__": f"The {kind.name} pages of the section.",
+        "kind_pages": pages,
+        "pages": pages.pages,
+        "endpoints": pages.endpoints,
+    }
+    model_admin = type(f"{kind.model.__name__}Admin", (KindAdmin,), attributes)
+    admin.site.register(pages.model, model_admin)
+    return model_admin
 
-    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
-        return events.event_series_list(request, context)
 
-
-@admin.register(UniqueBitmapMetric)
-class UniqueBitmapAdmin(MetricsAdmin):
-    pages = (("detail/", bitmaps.bitmap_detail, "detail"),)
-    endpoints = (("data/", bitmaps.bitmap_data, "data"),)
-
-    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
-        return bitmaps.bitmap_list(request, context)
+#: The ModelAdmin of every registered kind with admin pages, by kind name.
+KIND_ADMINS: dict[str, type[KindAdmin]] = {
+    kind.name: model_admin for kind in registered() if (model_admin := kind_admin(kind)) is not None
+}
 
 
 @admin.register(DashboardMetric)
@@ -200,30 +198,3 @@ class ViewsAdmin(MetricsAdmin):
 
     def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         return views.views_page(request, context)
-
-
-@admin.register(StatisticMetric)
-class StatisticAdmin(MetricsAdmin):
-    pages = (("chart/", statistics.statistic_chart, "chart"),)
-    endpoints = (("data/", statistics.statistic_data, "data"),)
-
-    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
-        return statistics.statistic_list(request, context)
-
-
-@admin.register(GaugeMetric)
-class GaugeAdmin(MetricsAdmin):
-    pages = (("chart/", gauges.gauge_chart, "chart"),)
-    endpoints = (("data/", gauges.gauge_data, "data"),)
-
-    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
-        return gauges.gauge_list(request, context)
-
-
-@admin.register(UniqueEstimateMetric)
-class UniqueEstimateAdmin(MetricsAdmin):
-    pages = (("detail/", estimates.estimate_detail, "detail"),)
-    endpoints = (("data/", estimates.estimate_data, "data"),)
-
-    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
-        return estimates.estimate_list(request, context)

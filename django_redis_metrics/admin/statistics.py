@@ -12,11 +12,12 @@ from django.template.response import TemplateResponse
 from ..conf import conf
 from ..core.connection import get_redis_connection
 from ..core.timeutil import slice_starts
+from ..models import StatisticMetric
 from ..statistic import Statistic
 from ..statistic.histogram import Summary, parse, parse_merged
 from . import common, export
 from .charts import Chart
-from .common import listing_page, name_param
+from .common import KindPages, listing_page, name_param
 from .counters import window_plan
 from .sliced import band_chart, chart_context, chosen_precision, get_metric, read_span
 from .tiles import name_pattern
@@ -104,3 +105,12 @@ def statistic_data(request: HttpRequest) -> HttpResponse:
     precision = chosen_precision(request, statistic)
     chart, _ = statistic_chart_data(statistic, precision, request, common.current_time())
     return export.respond(request, chart)
+
+
+#: This kind's entry in the admin (its registry entry names it: ``Kind.admin``).
+PAGES = KindPages(
+    model=StatisticMetric,
+    index=statistic_list,
+    pages=(("chart/", statistic_chart, "chart"),),
+    endpoints=(("data/", statistic_data, "data"),),
+)

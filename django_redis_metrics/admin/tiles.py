@@ -125,7 +125,7 @@ class HitsTile(OneMetricTile):
                 "chart": chart,
                 "payload": chart.payload(env.now),
                 "chart_url": links.counter(counter.name, precision=step),
-                "data_url": links.counter_data(counter.name, precision=step),
+                "data_url": links.counter_data(counter.name, precision=step, points=points),
                 "rate": labels.rate(step),
             }
 

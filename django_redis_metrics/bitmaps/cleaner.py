@@ -10,8 +10,9 @@ from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import catalogue_key, metric_key, to_str
 from ..core.periods import PERIOD_NAMES, period_class
 from ..core.timeutil import When, to_timestamp
+from .keys import KIND
 from .model import UniqueBitmap, generation_ttl_ms
-from .query import KIND, script
+from .query import script
 from .retention import validate_retention
 
 

@@ -8,6 +8,7 @@ recorded by the first mark and checked by every later one.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import uuid
 import weakref
@@ -100,6 +101,10 @@ class _IdCache:
             self._data.clear()
             self._kinds.clear()
 
+    def _after_fork_in_child(self) -> None:
+        # Another thread of the parent (the sender, preparing a mark) may have held it.
+        self._lock = threading.Lock()
+
 
 #: Each client's server identity and whether it is a cluster client, found once per client
 #: (``isinstance`` of a cluster client is slow: typing's protocol check).
@@ -138,6 +143,7 @@ def _identity(client: AnyRedisClient) -> str:
 
 
 id_cache = _IdCache()
+os.register_at_fork(after_in_child=id_cache._after_fork_in_child)
 
 
 def normalize_id(user_id: object, highest: int | None = None) -> int | str:

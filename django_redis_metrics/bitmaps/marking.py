@@ -33,7 +33,7 @@ from ..core.periods import Period, get_zone, period_class
 from ..core.retention import MAX_AHEAD
 from ..core.timeutil import When, to_timestamp
 from .ids import id_kind_key, id_map_keys, normalize_id
-from .query import KIND
+from .keys import KIND
 from .retention import period_bounds, retention
 
 

@@ -36,8 +36,9 @@ from ..core.validation import positive_int
 from . import fast_mark, mark_steps, marking, planning
 from .aio import BitmapAsync
 from .ids import normalize_id, read_bits_steps
+from .keys import KIND
 from .marking import generation_ttl_ms as generation_ttl_ms  # the cleaner imports it from here
-from .query import KIND, MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
+from .query import MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
 from .retention import retention
 
 

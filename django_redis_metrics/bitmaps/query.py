@@ -29,10 +29,10 @@ from ..core.periods import Period
 from ..core.scripts import STALE, ScriptLibrary, error_code
 from ..core.steps import Op, Script, Steps, drive
 from .ids import normalize_id, read_bits, read_bits_steps
+from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
-KIND = "bitmap"
 #: TTL of temporary BITOP results: they are deleted by the script that makes them, this is a net.
 TEMP_TTL_MS = 60_000
 #: At most this many source keys per script call ("nothing blocks Redis for long"): a query

@@ -132,9 +132,9 @@ def clean_temporary(
         report.details += [
             f"temporary key {to_str(key)!r}: no TTL, expires in {STRAY_TEMP_TTL} s" for key in stray
         ]
-    verb = "would expire" if dry_run else "expired"
+    verb = "would give" if dry_run else "gave"
     report.note = (
-        f"scanned {report.metrics_checked} temporary keys, {verb} "
-        f"{report.items_removed} stray ones (left without a TTL) in {STRAY_TEMP_TTL} s"
+        f"scanned {report.metrics_checked} temporary keys; {verb} {report.items_removed} "
+        f"stray ones (left without a TTL) {STRAY_TEMP_TTL} s to live"
     )
     return report

@@ -27,6 +27,7 @@ from redis.exceptions import NoPermissionError, RedisClusterException, RedisErro
 from redis.retry import Retry
 
 from ..conf import conf
+from ..exceptions import MissingPermission
 from . import sentinel
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
@@ -51,11 +52,6 @@ ACL_RULES = "-@all +@read +@write +@connection -@dangerous +evalsha +eval +scrip
 CLUSTER_ACL_RULES = "+cluster|slots +restore"
 #: How Redis words a command the ACL denied inside a script (7.0; 6.2 says NOPERM).
 SCRIPT_DENIED = "can't run this command or subcommand"
-
-
-class MissingPermission(NoPermissionError):
-    """Redis denied a command or a key to the ACL user of ``CONNECTION``: the message says
-    which rules the user needs (see docs/operations.md, "ACL users")."""
 
 
 def missing_permission(error: Exception) -> Exception:
@@ -126,11 +122,11 @@ def get_redis_connection() -> RedisClient:
 
 
 def fail_fast_connection() -> RedisClient:
-    """A client on the configured Redis with the short ``FAIL_OPEN_TIMEOUT`` and no retries,
+    """A client on the configured Redis with the short ``SENDER["TIMEOUT"]`` and no retries,
     for writes made on behalf of a request. For a ``CACHES`` alias, a pool of its own with the
     alias's connection options but the short timeout. On Redis Cluster it reloads the whole
     slot map at the first ``MOVED`` (see also :func:`refresh_cluster_slots`)."""
-    timeout = conf.FAIL_OPEN_TIMEOUT
+    timeout = conf.SENDER.timeout
     return _cached((conf.CONNECTION, conf.CLUSTER, timeout, timeout, False))
 
 

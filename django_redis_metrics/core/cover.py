@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Sequence
 from datetime import date, timedelta, tzinfo
 from functools import lru_cache
 
+from ..exceptions import NoDayKeys as NoDayKeys  # also importable from here
 from .periods import PERIOD_NAMES, Day, Month, Period, Week
 
 #: Distinct (kinds kept, first day, last day, zone) covers kept: a dashboard asks for few ranges.
@@ -24,10 +25,6 @@ COVER_CACHE_SIZE = 1024
 ONE_DAY = timedelta(days=1)
 
 Usable = Callable[[Period], bool]
-
-
-class NoDayKeys(ValueError):
-    """A range that is not made of whole periods, asked of a metric keeping no day keys."""
 
 
 def _month_start(day: date) -> date:

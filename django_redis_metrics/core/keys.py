@@ -15,6 +15,7 @@ import unicodedata
 from functools import lru_cache
 
 from ..conf import conf
+from .validation import shown
 
 MAX_NAME_LENGTH = 200
 
@@ -35,7 +36,7 @@ def _bad_character(value: str) -> str | None:
 def validate_name(name: object, what: str = "metric name") -> str:
     """``name`` if it can name a metric, else a ``TypeError``/``ValueError`` saying why."""
     if not isinstance(name, str):
-        raise TypeError(f"The {what} must be a str, not {type(name).__name__}: {name!r}")
+        raise TypeError(f"The {what} must be a str, not {type(name).__name__}: {shown(name)}")
     if not name or not name.strip():
         raise ValueError(f"The {what} must not be empty or blank: {name!r}")
     if len(name) > MAX_NAME_LENGTH:

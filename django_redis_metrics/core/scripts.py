@@ -25,6 +25,7 @@ from typing import Any
 
 from redis.exceptions import NoScriptError, ResponseError
 
+from ..exceptions import MetricsRefused as MetricsRefused  # also importable from here
 from .connection import RedisClient, missing_permission
 
 KeyOrArg = str | bytes | int | float
@@ -118,12 +119,6 @@ def is_script_error(error: BaseException) -> bool:
     script called), rather than by the server refusing to run it at all."""
     text = str(error)
     return text.startswith("user_script:") or LEGACY_SCRIPT_ERROR.match(text) is not None
-
-
-class MetricsRefused(ValueError):
-    """A write script refused this write before writing anything (``DRM_REFUSED``): bad input
-    only Redis could see, such as an overflowing slice or a time ahead of the Redis clock. The
-    Redis error reply is its ``__cause__``."""
 
 
 def error_code(error: BaseException) -> str:

@@ -6,6 +6,8 @@ import math
 import time
 from datetime import date, datetime
 
+from .validation import shown
+
 When = datetime | int | float | None
 
 #: Epoch seconds of 0002-01-01 and 9998-12-31T23:59:59 UTC: a year inside what a datetime can
@@ -35,18 +37,22 @@ def to_timestamp(when: When, what: str = "when") -> float:
     if isinstance(when, date):
         raise TypeError(f"{what} must be an aware datetime or epoch seconds, not a date: {when}.")
     if isinstance(when, int | float):
-        value = float(when)
+        try:
+            value = float(when)
+        except OverflowError:  # an int beyond any float: out of range like any other
+            return _in_range(math.nan, when, what)
         if not math.isfinite(value):
-            raise ValueError(f"{what} must be a finite number of epoch seconds, not {when!r}.")
+            raise ValueError(f"{what} must be a finite number of epoch seconds, not {shown(when)}.")
         return _in_range(value, when, what)
     raise TypeError(
-        f"{what} must be an aware datetime or epoch seconds, not {type(when).__name__}: {when!r}."
+        f"{what} must be an aware datetime or epoch seconds, "
+        f"not {type(when).__name__}: {shown(when)}."
     )
 
 
 def _in_range(value: float, when: object, what: str) -> float:
     if not EARLIEST <= value <= LATEST:
-        raise ValueError(f"{what} must fall within the years 2 to 9998, not {when!r}.")
+        raise ValueError(f"{what} must fall within the years 2 to 9998, not {shown(when)}.")
     return value
 
 

@@ -7,8 +7,22 @@ with a message naming ``what`` was wrong, before anything is sent to Redis.
 from __future__ import annotations
 
 import math
+import reprlib
 from decimal import Decimal
 from typing import TypeGuard
+
+#: How error messages show a refused value: its start and its type, never all of it (a
+#: megabyte string would otherwise be copied into the message, the logs and the error page).
+_SHORT = reprlib.Repr()  # keyword arguments need Python 3.12
+_SHORT.maxstring, _SHORT.maxlong, _SHORT.maxother = 60, 40, 60
+
+
+def shown(value: object) -> str:
+    """``repr(value)``, cut to about 60 characters (``'xxx...xxx'``), for error messages."""
+    if isinstance(value, int) and value.bit_length() > 128:
+        # repr() of an int over 4,300 digits raises: say its size instead.
+        return f"an int of {value.bit_length()} bits"
+    return _SHORT.repr(value)
 
 
 def is_int(value: object) -> TypeGuard[int]:
@@ -21,7 +35,7 @@ def integer(value: object, what: str, *, minimum: int | None = None, unit: str =
     "seconds") names what the int counts in the error message."""
     if not is_int(value):
         kind = f"an int number of {unit}" if unit else "an int"
-        raise TypeError(f"{what} must be {kind}, not {type(value).__name__}: {value!r}.")
+        raise TypeError(f"{what} must be {kind}, not {type(value).__name__}: {shown(value)}.")
     number = int(value)  # an IntEnum member becomes a plain int
     if minimum is not None and number < minimum:
         qualifier = "positive" if minimum == 1 else f"at least {minimum}"
@@ -36,15 +50,31 @@ def positive_int(value: object, what: str) -> int:
 def seconds(value: object, what: str, *, allow_zero: bool = False) -> float:
     """A finite, positive (or, with ``allow_zero``, non-negative) number of seconds."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{what} must be a number of seconds, not {value!r}.")
+        raise TypeError(f"{what} must be a number of seconds, not {shown(value)}.")
     try:
         number = float(value)
     except OverflowError:  # an int beyond any float
         number = math.inf
     if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
         qualifier = "non-negative" if allow_zero else "positive"
-        raise ValueError(f"{what} must be a {qualifier} number of seconds, not {value!r}.")
+        raise ValueError(f"{what} must be a {qualifier} number of seconds, not {shown(value)}.")
     return number
+
+
+# The same checks of one setting's value, for the settings table (``conf.py``): the system
+# check names the setting, so the message says "the value".
+
+
+def positive_seconds(value: object) -> float:
+    return seconds(value, "the value")
+
+
+def non_negative_seconds(value: object) -> float:
+    return seconds(value, "the value", allow_zero=True)
+
+
+def positive_count(value: object) -> int:
+    return positive_int(value, "the value")
 
 
 #: Largest magnitude of a measured value (statistics, gauges): integers up to it are exact as
@@ -56,14 +86,15 @@ def measure(value: object, what: str = "value") -> float:
     """A finite int, float or ``Decimal`` within ±2**53, as a float (``bool`` refused)."""
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
         raise TypeError(
-            f"{what} must be a finite int, float or Decimal, not {type(value).__name__}: {value!r}."
+            f"{what} must be a finite int, float or Decimal, "
+            f"not {type(value).__name__}: {shown(value)}."
         )
     try:
         number = float(value)
     except (OverflowError, ValueError):  # an int beyond any float; a signalling NaN
         number = math.nan
     if not math.isfinite(number):
-        raise ValueError(f"{what} must be a finite number, not {value!r}.")
+        raise ValueError(f"{what} must be a finite number, not {shown(value)}.")
     if abs(number) > MAX_MEASURE:
-        raise ValueError(f"{what} must be within ±2**53, not {value!r}.")
+        raise ValueError(f"{what} must be within ±2**53, not {shown(value)}.")
     return number

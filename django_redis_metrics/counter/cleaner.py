@@ -35,7 +35,7 @@ from ..core.retention import LISTPACK_ENTRIES, MAX_AHEAD
 from ..core.sliced import precision_samples
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
-from .model import KIND as COUNTER_KIND
+from .keys import KIND as COUNTER_KIND
 from .model import script
 
 #: Most slice fields one ``counter_clean.lua`` call reads or deletes, all its counters together

@@ -25,10 +25,10 @@ from ..core.steps import Op, Steps, drive
 from ..core.timeutil import When, slice_start, to_timestamp
 from ..core.validation import integer
 from .aio import CounterAsync
+from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
-KIND = "counter"
 #: Largest absolute count accepted in one increment; keeps totals far from int64 overflow.
 MAX_COUNT = 2**53
 #: The meta hash field holding a counter's lifetime total (``counter_incr.lua``).

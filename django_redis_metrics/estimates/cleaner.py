@@ -9,8 +9,9 @@ from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import metric_key, to_str
 from ..core.periods import PERIOD_NAMES, period_class
 from ..core.timeutil import When, to_timestamp
+from .keys import KIND
 from .model import DROP_BATCH, UniqueEstimate
-from .query import KIND, script
+from .query import script
 from .retention import period_bounds, retention
 
 

@@ -33,7 +33,8 @@ from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
 from .aio import EstimateAsync
 from .items import normalize_item
-from .query import KIND, EstimateQuery, script
+from .keys import KIND
+from .query import EstimateQuery, script
 from .retention import is_retained, period_bounds, retention
 
 #: Index entries (periods) dropped per script call by ``delete`` and the cleaner.

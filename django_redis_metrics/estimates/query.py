@@ -18,10 +18,10 @@ from ..core.keys import temp_key
 from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Script, Steps, drive
+from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
-KIND = "estimate"
 #: Most keys one command merges: a dense HyperLogLog is 16,384 registers, about 12 KB.
 MAX_COUNT_KEYS = 64
 #: TTL of the temporary union of a long range (deleted by its last step; this is a net).

@@ -8,9 +8,9 @@ from django.http import HttpRequest, HttpResponse
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
-from ..admin.common import may_view_metrics
 from ..conf import conf
 from ..core.connection import REDIS_ERRORS
+from ..permissions import may_view_metrics
 from .collector import MetricsCollector
 
 

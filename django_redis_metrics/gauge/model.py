@@ -21,10 +21,10 @@ from ..core.steps import Steps, drive
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import measure
 from .aio import GaugeAsync
+from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
-KIND = "gauge"
 #: The meta hash's field holding the latest value, as ``time,value``.
 LATEST = "v"
 

@@ -2,7 +2,7 @@
 
 The sender (``sender.py``) prepares and sends its batches through this module, which
 
-- uses a client with a short timeout (``FAIL_OPEN_TIMEOUT``) and no retries of its own, so the
+- uses a client with a short timeout (``SENDER["TIMEOUT"]``) and no retries of its own, so the
   sender thread is never stuck on a slow Redis for long;
 - tells an outage (Redis unreachable, slow, paused, restarting, out of memory, read-only,
   failing over: ``core.batch.is_outage``) from a refusal of one write (a data error: logged
@@ -35,15 +35,16 @@ from .reporting import data_errors, logger, report_data_error
 
 
 class Backoff:
-    """Delays between attempts while Redis fails: ``SEND_RETRY_DELAY``, doubling up to
-    ``SEND_RETRY_MAX_DELAY``, each shortened by up to a fifth at random so that the
+    """Delays between attempts while Redis fails: ``SENDER["RETRY_DELAY"]``, doubling up to
+    ``SENDER["RETRY_MAX_DELAY"]``, each shortened by up to a fifth at random so that the
     processes of a site do not all knock at once."""
 
     def __init__(self) -> None:
         self.failures = 0
 
     def next_delay(self) -> float:
-        first, cap = conf.SEND_RETRY_DELAY, conf.SEND_RETRY_MAX_DELAY
+        options = conf.SENDER
+        first, cap = options.retry_delay, options.retry_max_delay
         delay = min(cap, first * 2.0 ** min(self.failures, 32))
         self.failures += 1
         return delay * random.uniform(0.8, 1.0)

@@ -35,6 +35,16 @@ def user_id(user: Any) -> Any:
     return user.pk
 
 
+async def auser_id(request: HttpRequest) -> Any:
+    """``user_id`` of the request's user, read without blocking the event loop: awaited
+    through ``request.auser()`` (set by ``AuthenticationMiddleware``), else a ``request.user``
+    set without it (by a test's ``RequestFactory`` request, or another middleware)."""
+    auser = getattr(request, "auser", None)
+    if auser is not None:
+        return user_id(await auser())
+    return user_id(getattr(request, "user", None))
+
+
 def loaded_user_id(request: HttpRequest) -> Any:
     """``user_id`` of the request's user if the request already loaded it, else ``None``.
 

@@ -3,18 +3,18 @@ round trip per batch, and nothing lost or counted twice while Redis is slow or a
 
 A request's writes (``writes.py``) are handed to the process's :class:`Sender`: the request only
 appends them to a bounded buffer (``buffer.py``) and never waits on Redis, under WSGI or ASGI.
-A daemon thread waits up to ``SEND_DELAY`` after the first write it sees, merges up to
-``SEND_BATCH_SIZE`` requests' writes into one batch and sends it in one pipelined round trip
+A daemon thread waits up to ``SENDER["DELAY"]`` after the first write it sees, merges up to
+``SENDER["BATCH_SIZE"]`` requests' writes into one batch and sends it in one pipelined round trip
 through the fail-open client (``failopen.py``).
 
 While Redis fails, the batch is *held*: sent again, the same batch with the same numbers, after
-``SEND_RETRY_DELAY``, doubling up to ``SEND_RETRY_MAX_DELAY``, or on Redis Cluster as soon as
+``SENDER["RETRY_DELAY"]``, doubling up to ``["RETRY_MAX_DELAY"]``, or on Redis Cluster as soon as
 a replica was promoted for its slots (``slots.py``); new writes queue behind it. Each
 call of a batch goes through its script's idempotent variant (``core/scripts.py``) with this
 process's sender id and a number that grows with every call sent, so a batch whose reply was
 lost (it may have been applied) is not applied twice. When Redis answers, the backlog drains in
-batches of ``SEND_BATCH_SIZE``, on this thread. Only a full buffer (``SEND_QUEUE_SIZE``
-requests or ``SEND_QUEUE_BYTES``) drops writes: they are counted, and reported once per outage.
+batches of ``SENDER["BATCH_SIZE"]``, on this thread. Only a full buffer (``SENDER["QUEUE_SIZE"]``
+requests or ``["QUEUE_BYTES"]``) drops writes: they are counted, and reported once per outage.
 
 :func:`flush` waits until everything queued has been stored (tests, shutdown). After a fork
 the child gets new locks, an empty buffer, a new sender id and its own thread.
@@ -31,7 +31,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from ..bitmaps.ids import id_cache
 from ..conf import conf
 from ..core import deferral
 from ..core.batch import ScriptCall, is_outage
@@ -106,18 +105,18 @@ class Sender:
         if not writes:
             return True
         submission = Submission(writes, int(time.time() if when is None else when))
-        options = conf.snapshot()  # the setting read once for its three limits
+        options = conf.SENDER  # the setting read once for its three limits
         with self._lock:
             if self._pid != os.getpid() or self._thread is None or not self._thread.is_alive():
                 self._start_thread()
-            if not self._buffer.put(submission, options.SEND_QUEUE_SIZE, options.SEND_QUEUE_BYTES):
+            if not self._buffer.put(submission, options.queue_size, options.queue_bytes):
                 self.dropped += 1
                 self._dropped_lately += 1
                 first, self._full_warned = not self._full_warned, True
                 count, size = self._buffer.count, self._buffer.size
             else:
                 waiting = len(self._buffer)
-                if waiting == 1 or waiting >= options.SEND_BATCH_SIZE:
+                if waiting == 1 or waiting >= options.batch_size:
                     self._changed.notify()
                 return True
         if first:  # once until the buffer is empty again; logged outside the lock
@@ -155,9 +154,11 @@ class Sender:
                 time.sleep(1)
 
     def _linger(self) -> None:
-        """Wait ``SEND_DELAY`` for more writes to merge, unless flushed or a batch is full."""
-        deadline = time.monotonic() + conf.SEND_DELAY
-        batch_size = conf.SEND_BATCH_SIZE
+        """Wait ``SENDER["DELAY"]`` for more writes to merge, unless flushed or a batch is
+        full."""
+        options = conf.SENDER
+        deadline = time.monotonic() + options.delay
+        batch_size = options.batch_size
         with self._lock:
             while not self._hurry and len(self._buffer) < batch_size:
                 remaining = deadline - time.monotonic()
@@ -172,7 +173,7 @@ class Sender:
         with self._lock:
             if generation != self._generation:
                 return None
-            taken = self._buffer.take(conf.SEND_BATCH_SIZE)
+            taken = self._buffer.take(conf.SENDER.batch_size)
         try:
             with using_client(failopen.client()):
                 calls = build_batch(taken.items).calls
@@ -250,7 +251,7 @@ class Sender:
             with self._lock:
                 check_at = deadline
                 if watch is not None:
-                    check_at = min(deadline, time.monotonic() + conf.SEND_RETRY_DELAY)
+                    check_at = min(deadline, time.monotonic() + conf.SENDER.retry_delay)
                 while generation == self._generation and not self._hurry:
                     remaining = check_at - time.monotonic()
                     if remaining <= 0:
@@ -343,14 +344,9 @@ class DeferredWrites:
 deferral.register(DeferredWrites())
 
 
-def _after_fork_in_child() -> None:
-    """Locks the sender thread may hold at a fork, made anew in the child: the sender's own
-    and the id cache's that preparing a mark takes (``bitmaps/ids.py``)."""
-    sender._after_fork_in_child()
-    id_cache._lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
+# The sender thread may hold the sender's locks at a fork: the child makes them anew (each
+# module owns the hook of its own locks, e.g. bitmaps/ids.py's id cache).
+os.register_at_fork(after_in_child=sender._after_fork_in_child)
 
 
 def submit(writes: Writes, when: float | None = None) -> bool:
@@ -371,4 +367,4 @@ def reset() -> None:
 @atexit.register
 def _flush_at_exit() -> None:
     with contextlib.suppress(Exception):  # settings may be unusable at exit
-        sender.flush(timeout=2 * conf.FAIL_OPEN_TIMEOUT)
+        sender.flush(timeout=2 * conf.SENDER.timeout)

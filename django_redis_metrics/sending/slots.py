@@ -6,7 +6,7 @@ meets a dead node or ``MOVED``, but only while a call is being sent: between two
 map still names the dead master, and the sender would learn of the promotion only at its next
 attempt after the backoff, which then fails once more on that stale map.
 
-So while a batch is held on a cluster, the sender asks the cluster every ``SEND_RETRY_DELAY``
+So while a batch is held on a cluster, the sender asks the cluster every ``SENDER["RETRY_DELAY"]``
 who owns the batch's slots (:meth:`SlotWatch.moved`): one node per check, with the fail-open
 client's short timeout and no retries, the slots' replicas first (one of them is the one to be
 promoted, and knows first), skipping nodes that did not answer. When a node names another

@@ -1,13 +1,13 @@
 """The statistic cleaner: trims statistics nobody writes any more, compacts, retires the empty
-ones (see ``core/slice_cleaning.py``); writes need none of it."""
+ones (see ``statistic/slice_cleaning.py``); writes need none of it."""
 
 from __future__ import annotations
 
 from ..core.cleaning import CleanupReport
 from ..core.connection import RedisClient
-from ..core.slice_cleaning import clean_sliced
 from ..core.timeutil import When
-from .model import KIND as STATISTIC_KIND
+from .keys import KIND as STATISTIC_KIND
+from .slice_cleaning import clean_sliced
 
 
 def clean_statistics(

@@ -29,10 +29,10 @@ from ..core.validation import measure
 from . import histogram
 from .aio import StatisticAsync
 from .histogram import Summary
+from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
-KIND = "statistic"
 #: Redis reads of a summary: ``(redis-py pipeline method name, args)`` in order.
 Commands = list[tuple[str, tuple[Any, ...]]]
 

@@ -25,6 +25,7 @@ from ..admin.common import with_query
 from ..bitmaps import UniqueBitmap
 from ..counter import Counter
 from ..events import EventSeries
+from ..permissions import may_view_metrics
 
 register = template.Library()
 KINDS = ("counter", "events", "uniques")
@@ -82,7 +83,7 @@ def metric_chart(
     **ranges: Any,
 ) -> str:
     request = context.get("request")
-    if request is None or not common.may_view_metrics(getattr(request, "user", None)):
+    if request is None or not may_view_metrics(getattr(request, "user", None)):
         return ""
     unknown = set(ranges) - {"start", "end", "compare"}
     if unknown:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from django_redis_metrics import Counter, EventSeries, UniqueBitmap
+from django_redis_metrics import Counter, EventSeries, Gauge, UniqueBitmap, UniqueEstimate
 
 #: Counted by ``@count`` on the sign-up view.
 signups = Counter("signups")
@@ -13,10 +13,17 @@ orders = EventSeries("orders", index=["product", "country"])
 downloads = EventSeries("downloads", index=["file"])
 #: Every signed-in visitor, marked by the middleware (``ACTIVE_USERS``, the default name).
 active_users = UniqueBitmap("active_users")
-#: Customers, marked by ``@mark`` on the buy view.
+#: Customers, marked by ``@mark`` on the buy view: signed-in visitors, so each buyer of a day
+#: is one of that day's active users too.
 buyers = UniqueBitmap("buyers")
+#: Every visitor, signed in or not (by user or session), as a HyperLogLog estimate.
+visitors = UniqueEstimate("visitors")
+#: Orders placed in the last two hours, waiting to be shipped: set every minute.
+orders_pending = Gauge("orders_pending")
 
 #: What the shop sells, and where its customers are (used by the views and generate_traffic).
 PRODUCTS = ("mug", "t-shirt", "sticker", "poster")
 COUNTRIES = ("FR", "DE", "US", "JP", "BR")
 FILES = ("manual.pdf", "price-list.csv", "logo.svg")
+#: How long an order waits to be shipped (``orders_pending`` counts those placed since).
+SHIPPING_DELAY = 2 * 3600

@@ -12,14 +12,25 @@ from django.views.decorators.http import require_POST
 
 from django_redis_metrics.decorators import count, mark, track_event
 
-from .metrics import COUNTRIES, FILES, PRODUCTS, buyers, downloads, orders, signups
+from .metrics import COUNTRIES, FILES, PRODUCTS, buyers, downloads, orders, signups, visitors
+
+
+def visitor_id(request: HttpRequest) -> str:
+    """Who is browsing: the signed-in user, else the session (made on the first page)."""
+    if request.user.is_authenticated:
+        return f"user-{request.user.pk}"
+    if request.session.session_key is None:
+        request.session.save()
+    return f"session-{request.session.session_key}"
 
 
 def home(request: HttpRequest) -> HttpResponse:
+    visitors.add(visitor_id(request), defer=True)  # never waits on Redis
     return render(request, "demo/home.html", {"products": PRODUCTS, "files": FILES})
 
 
 def product(request: HttpRequest, slug: str) -> HttpResponse:
+    visitors.add(visitor_id(request), defer=True)
     return render(request, "demo/product.html", {"product": slug, "countries": COUNTRIES})
 
 

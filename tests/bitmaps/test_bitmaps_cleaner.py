@@ -11,7 +11,7 @@ import pytest
 from django_redis_metrics import UniqueBitmap
 from django_redis_metrics.bitmaps import cleaner as bitmap_cleaner
 from django_redis_metrics.bitmaps.cleaner import clean_bitmaps, retention_cutoff
-from django_redis_metrics.bitmaps.query import KIND
+from django_redis_metrics.bitmaps.keys import KIND
 from django_redis_metrics.conf import conf
 from django_redis_metrics.core.keys import metric_key
 from django_redis_metrics.core.periods import PERIOD_NAMES

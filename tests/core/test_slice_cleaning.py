@@ -1,4 +1,4 @@
-"""The cleaner of statistics and gauges (``core/slice_cleaning.py``): a page of metrics in a
+"""The cleaner of statistics and gauges (``statistic/slice_cleaning.py``): a page of metrics in a
 few pipelined round trips, trimming exactly what fell out of each window."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from django_redis_metrics import Gauge, Statistic
-from django_redis_metrics.core import slice_cleaning
-from django_redis_metrics.core.slice_cleaning import clean_sliced
 from django_redis_metrics.gauge.cleaner import clean_gauges
+from django_redis_metrics.statistic import slice_cleaning
 from django_redis_metrics.statistic.cleaner import clean_statistics
+from django_redis_metrics.statistic.slice_cleaning import clean_sliced
 
 from ..roundtrips import RoundTrips
 

@@ -150,3 +150,23 @@ def test_event_and_bitmap_pages_on_a_single_node_and_on_redis_cluster(
     ]
     rows = root.get(admin_url("uniquebitmapmetric", "changelist")).context["rows"]
     assert [row["counts"]["day"] for row in rows] == [1, 1, 1]
+
+
+@pytest.mark.parametrize(
+    "window", ["\u00b2", "3" * 5000, "-60", "60.0", " 60", "\u0663\u0660\u0660"]
+)
+@pytest.mark.parametrize("page", ["data", "detail"])
+def test_a_window_that_is_not_one_of_the_choices_is_a_404(
+    root: Client, frozen: float, page: str, window: str
+) -> None:
+    make_series(0, 1, frozen)
+    response = root.get(
+        admin_url("eventseriesmetric", page), {"name": "series000", "window": window}
+    )
+    assert response.status_code == 404
+    assert (
+        root.get(
+            admin_url("eventseriesmetric", page), {"name": "series000", "window": "300"}
+        ).status_code
+        == 200
+    )

@@ -156,6 +156,16 @@ def test_cohort_table_starts_at_the_first_period_with_users(paris: Any, frozen: 
     cohort = page.context["cohort"]
     assert [row["period"] for row in cohort] == [str(last_week), str(this_week)]
     assert cohort[0]["size"] == 4 and cohort[0]["cells"][0] == (1, 25)
+    # A column per period after the first, a cell per column in every row (even stripes):
+    # no column of the 7 a full table has stays empty.
+    assert page.context["cohort_offsets"] == [1]
+    assert [len(row["cells"]) for row in cohort] == [1, 1]
+    assert cohort[1]["cells"] == [(None, None)]  # next week's share: still to come
+    html = page.content.decode()
+    table = html[html.index('<table class="drm-table drm-cohort"') :]
+    table = table[: table.index("</table>")]
+    assert table.count("<tr>") == 3 and table.count(">+") == 1
+    assert table.count('<td class="drm-later"></td>') == 1
 
 
 def test_chart_pages_have_controls_and_their_zone(paris: Any, frozen: float) -> None:
@@ -164,7 +174,9 @@ def test_chart_pages_have_controls_and_their_zone(paris: Any, frozen: float) -> 
     content = page.content.decode()
     assert "signups per minute" in content and "hits per" not in content
     assert "Europe/Paris (UTC+0" in content
-    assert 'type="datetime-local"' in content
+    # ISO 8601 inputs, not the browser's locale order (mm/dd/yyyy) of datetime-local.
+    assert 'type="datetime-local"' not in content
+    assert f'name="start" value="" placeholder="{page.context["range_form"]["min"]}"' in content
     assert "the day before" in content and "the week before" in content
     assert page.context["range_form"]["max"] == local_input(frozen)
     expected_min = local_input((int(frozen) // 60 - 119) * 60)

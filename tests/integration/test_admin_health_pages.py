@@ -79,7 +79,10 @@ def test_gauge_list_chart_and_data_equal_the_model(root: Client, frozen: float) 
         gauge.set(value, when=frozen - ago)
     listing = root.get(admin_url("gaugemetric", "changelist"))
     assert [(r["gauge"].name, r["value"]) for r in listing.context["rows"]] == [("queue", 7.0)]
-    assert root.get(admin_url("gaugemetric", "chart") + "?name=queue").status_code == 200
+    chart = root.get(admin_url("gaugemetric", "chart") + "?name=queue")
+    assert chart.status_code == 200
+    assert chart.context["current"] == gauge.get() == 7.0  # the page says the value now
+    assert 'id="gauge-current" data-value="7.0"' in chart.content.decode()
     payload = root.get(admin_url("gaugemetric", "data") + "?name=queue&precision=60").json()
     last, low, high = payload["series"]
     shown = {

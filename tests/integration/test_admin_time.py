@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from django_redis_metrics import Counter, UniqueBitmap
-from django_redis_metrics.admin import labels
+from django_redis_metrics.admin import charts, labels
 from django_redis_metrics.core.periods import Day, Hour, Month, Week
 
 from .conftest import admin_url
@@ -36,6 +36,25 @@ def test_instants_are_labelled_in_the_site_zone_not_in_utc(paris: Any) -> None:
     assert labels.iso_instant(moment) == "2026-11-23T00:30:00+01:00"
     assert labels.zone_label(moment) == "Europe/Paris (UTC+01:00)"
     assert labels.zone_label(ts("2026-07-01T12:00:00+00:00")) == "Europe/Paris (UTC+02:00)"
+
+
+def test_a_live_chart_says_the_offset_of_now_a_fixed_range_that_of_its_end(
+    settings: Any,
+) -> None:
+    """A month that began in daylight saving time and is current after it ended: its chart
+    says today's offset, the one the page heading says."""
+    settings.TIME_ZONE = "America/New_York"
+    november = ts("2026-11-01T00:00:00-04:00")  # EDT; EST from Nov 1, 02:00
+    now = ts("2026-11-25T12:00:00-05:00")
+
+    def chart(partial: bool) -> charts.Chart:
+        series = [charts.Series("users", [3])]
+        return charts.Chart("u", "bitmap", "u", [int(november)], ["Nov 2026"], series, None,
+                            period="month", partial=partial)  # fmt: skip
+
+    assert chart(partial=True).payload(now)["tz_label"] == "America/New_York (UTC-05:00)"
+    assert labels.zone_label(now) == "America/New_York (UTC-05:00)"  # the heading's
+    assert chart(partial=False).payload(now)["tz_label"] == "America/New_York (UTC-04:00)"
 
 
 def test_the_apps_own_time_zone_wins_over_djangos(paris: Any, metrics_settings: Any) -> None:

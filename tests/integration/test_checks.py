@@ -8,6 +8,8 @@ import pytest
 
 from django_redis_metrics.checks import check_settings
 
+W002 = "django_redis_metrics.W002"
+
 
 def ids(settings: Any, **values: Any) -> list[str]:
     settings.DJANGO_REDIS_METRICS = {"CONNECTION": "redis://localhost:1/0", **values}
@@ -37,14 +39,26 @@ def test_defaults_are_valid(settings: Any) -> None:
         ({"MAX_VIEW_COUNTERS": True}, ["django_redis_metrics.E042"]),
         ({"EXCLUDE_VIEWS": "admin:*"}, ["django_redis_metrics.E043"]),
         ({"EXCLUDE_PATHS": ["static/"]}, ["django_redis_metrics.E043"]),
-        ({"FAIL_OPEN_TIMEOUT": 0}, ["django_redis_metrics.E044"]),
-        ({"SEND_DELAY": -1}, ["django_redis_metrics.E045"]),
-        ({"SEND_QUEUE_SIZE": 0}, ["django_redis_metrics.E046"]),
-        ({"SEND_QUEUE_BYTES": 0}, ["django_redis_metrics.E047"]),
-        ({"SEND_QUEUE_BYTES": "32MB"}, ["django_redis_metrics.E047"]),
-        ({"SEND_RETRY_DELAY": 0}, ["django_redis_metrics.E048"]),
-        ({"SEND_RETRY_MAX_DELAY": "5"}, ["django_redis_metrics.E048"]),
-        ({"SEND_RETRY_DELAY": 2.0, "SEND_RETRY_MAX_DELAY": 1.0}, ["django_redis_metrics.E048"]),
+        ({"SENDER": {"TIMEOUT": 0}}, ["django_redis_metrics.E044"]),
+        ({"SENDER": {"DELAY": -1}}, ["django_redis_metrics.E045"]),
+        ({"SENDER": {"QUEUE_SIZE": 0}}, ["django_redis_metrics.E046"]),
+        ({"SENDER": {"QUEUE_BYTES": 0}}, ["django_redis_metrics.E047"]),
+        ({"SENDER": {"QUEUE_BYTES": "32MB"}}, ["django_redis_metrics.E047"]),
+        ({"SENDER": {"RETRY_DELAY": 0}}, ["django_redis_metrics.E048"]),
+        ({"SENDER": {"RETRY_MAX_DELAY": "5"}}, ["django_redis_metrics.E048"]),
+        ({"SENDER": {"RETRY_DELAY": 2.0, "RETRY_MAX_DELAY": 1.0}}, ["django_redis_metrics.E048"]),
+        # The flat keys SENDER replaced: still read and checked, with a warning to move them.
+        ({"FAIL_OPEN_TIMEOUT": 0}, [W002, "django_redis_metrics.E044"]),
+        ({"SEND_DELAY": -1}, [W002, "django_redis_metrics.E045"]),
+        ({"SEND_QUEUE_SIZE": 0}, [W002, "django_redis_metrics.E046"]),
+        ({"SEND_QUEUE_BYTES": 0}, [W002, "django_redis_metrics.E047"]),
+        ({"SEND_QUEUE_BYTES": "32MB"}, [W002, "django_redis_metrics.E047"]),
+        ({"SEND_RETRY_DELAY": 0}, [W002, "django_redis_metrics.E048"]),
+        ({"SEND_RETRY_MAX_DELAY": "5"}, [W002, "django_redis_metrics.E048"]),
+        (
+            {"SEND_RETRY_DELAY": 2.0, "SEND_RETRY_MAX_DELAY": 1.0},
+            [W002, W002, "django_redis_metrics.E048"],
+        ),
     ],
 )
 def test_bad_values_are_reported(
@@ -79,4 +93,4 @@ def test_the_removed_cooldown_setting_is_an_unknown_key_saying_what_replaced_it(
     [message] = check_settings()
     assert message.id == "django_redis_metrics.W001"
     assert "FAIL_OPEN_COOLDOWN was removed" in str(message.hint)
-    assert "SEND_RETRY_DELAY" in str(message.hint)
+    assert "SENDER's RETRY_DELAY" in str(message.hint)

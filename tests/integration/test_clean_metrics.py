@@ -80,7 +80,7 @@ def test_dry_run_changes_nothing_and_says_what_it_would_do(old_data: Any) -> Non
     assert snapshot(old_data) == before
     assert "dry run: nothing is changed" in output
     assert "counter: checked 4, would remove 3 old entries and 1 empty metrics" in output
-    assert "would expire 1 stray ones" in output
+    assert "would give 1 stray ones (left without a TTL) 60 s to live" in output
     assert "counter 'gone': empty, removed from the catalogue" in output
     assert "bitmap: checked 1, would remove 1 old entries" in output
     assert "bitmap 'visitors': 1 day periods" in output
@@ -91,7 +91,7 @@ def test_dry_run_changes_nothing_and_says_what_it_would_do(old_data: Any) -> Non
 def test_one_pass_cleans_every_kind(old_data: Any) -> None:
     output = run()
     assert "counter: checked 4, removed 3 old entries and 1 empty metrics" in output
-    assert "expired 1 stray ones" in output
+    assert "gave 1 stray ones (left without a TTL) 60 s to live" in output
     assert Counter.objects.names() == ["a:tmp:b", "fresh", "old"]
     assert Counter("old", precisions=[1, 60]).total(60) == 1
     assert 0 < old_data.client.ttl(old_data.stray) <= STRAY_TEMP_TTL

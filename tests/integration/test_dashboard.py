@@ -142,6 +142,22 @@ def test_active_users_top_views_and_busiest_series_equal_the_models(
     assert [r["name"] for r in shown["events"]["rows"]] == ["orders", "downloads"]
 
 
+def test_the_hits_chart_refreshes_with_the_slices_it_was_drawn_with(
+    root: Client, clock: float
+) -> None:
+    hits = Counter("hits")
+    hits.incr(2, when=clock - 30)
+    hits.incr(5, when=clock - 90 * 60)  # an hour and a half ago: not in the last hour
+    shown = tiles(root.get(dashboard()))["hits"]
+    drawn = shown["payload"]
+    assert len(drawn["x"]) == 60 and drawn["total"] == 2
+    refreshed = root.get(shown["data_url"]).json()  # what the live chart fetches
+    assert refreshed["x"] == drawn["x"] and refreshed["total"] == 2
+    for bad in ("0", "2001", "\u00b2", "1" * 5000, "-5"):
+        page = root.get(shown["data_url"].replace("points=60", f"points={bad}"))
+        assert page.status_code == 404
+
+
 def test_error_rate_from_the_status_counters(root: Client, clock: float) -> None:
     for name, count in [
         ("status:home:2xx", 90),
@@ -162,6 +178,8 @@ def test_error_rate_from_the_status_counters(root: Client, clock: float) -> None
         ("shop", 2, 8, 4.0),
     ]
     assert errors["rows"][0]["server_url"].startswith(admin_url("countermetric", "chart"))
+    page = root.get(dashboard()).content.decode()
+    assert ">5xx share</th>" in page and "Errors are server errors (5xx)" in page
 
 
 def make_views(first: int, last: int, clock: float) -> None:

@@ -112,3 +112,41 @@ def test_a_metric_of_another_kind_or_a_second_index_is_refused_when_decorating()
         count(EventSeries("orders"))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="brings its own index"):
         track_event(EventSeries("orders", index=["country"]), index=["product"])
+
+
+def test_an_unresolved_request_is_labelled_with_the_unresolved_view_setting(
+    single: Any, fresh_state: None, metrics_settings: Any
+) -> None:
+    """Like the middleware, track_event names a request that resolved to no view (one made by
+    a RequestFactory, or served by another middleware) ``UNRESOLVED_VIEW``."""
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    metrics_settings(UNRESOLVED_VIEW="nowhere")
+
+    @track_event("unrouted")
+    def view(request: Any) -> HttpResponse:
+        return HttpResponse("ok")
+
+    view(RequestFactory().get("/anywhere/"))
+    sender.flush()
+    (event,) = EventSeries("unrouted").between(0, 2**33)
+    assert event["view"] == "nowhere"
+
+
+def test_an_async_view_marks_a_user_set_on_the_request_without_auth_middleware(
+    single: Any, fresh_state: None
+) -> None:
+    from django.contrib.auth.models import User
+    from django.http import HttpResponse
+    from django.test import AsyncRequestFactory
+
+    @mark("async_buyers")
+    async def view(request: Any) -> HttpResponse:
+        return HttpResponse("ok")
+
+    request = AsyncRequestFactory().get("/")
+    request.user = User(pk=7, username="seven")  # no request.auser(): no auth middleware
+    assert async_to_sync(view)(request).status_code == 200
+    sender.flush()
+    assert UniqueBitmap("async_buyers").count("day") == 1

@@ -40,6 +40,15 @@ def test_demo_sets_up_and_every_chart_has_data(tmp_path: Path, redis_server: Any
         "print('series', ' '.join(EventSeries.objects.names()))\n"
         "print('bitmaps', ' '.join(UniqueBitmap.objects.names()))\n"
         "print('week', UniqueBitmap('active_users').count('week'))\n"
+        "from django_redis_metrics import Gauge, UniqueEstimate\n"
+        "print('gauges', ' '.join(Gauge.objects.names()))\n"
+        "print('estimates', ' '.join(UniqueEstimate.objects.names()))\n"
+        "print('pending', Gauge('orders_pending').get())\n"
+        "print('visitors', UniqueEstimate('visitors').count('week'))\n"
+        "buyers, active = UniqueBitmap('buyers'), UniqueBitmap('active_users')\n"
+        "print('buyers', buyers.last(28).count())\n"
+        "print('buyers_not_active', (buyers.last(28) - active.last(28)).count())\n"
+        "print('buyers_week', buyers.count('week'), active.count('week'))\n"
     )
     output = manage(tmp_path, redis_server.url, "shell", "--verbosity", "0", "-c", script)
     lines = dict(line.split(" ", 1) for line in output.splitlines() if " " in line)
@@ -48,6 +57,14 @@ def test_demo_sets_up_and_every_chart_has_data(tmp_path: Path, redis_server: Any
     assert lines["series"].split() == ["downloads", "orders"]
     assert lines["bitmaps"].split() == ["active_users", "buyers"]
     assert int(lines["week"]) > 10
+    # Every kind the README shows has data, and the demo's numbers agree with each other.
+    assert lines["gauges"].split() == ["orders_pending"]
+    assert lines["estimates"].split() == ["visitors"]
+    assert float(lines["pending"]) >= 0
+    assert int(lines["visitors"]) > int(lines["week"])  # anonymous visitors too
+    assert int(lines["buyers"]) > 0 and lines["buyers_not_active"] == "0"
+    buyers_week, active_week = map(int, lines["buyers_week"].split())
+    assert buyers_week <= active_week
 
 
 def test_demo_downloads_index_only_files_that_exist(tmp_path: Path, redis_server: Any) -> None:

@@ -88,6 +88,7 @@ def test_running_demo_again_does_not_double_the_history(tmp_path: Path, redis_se
         }
     assert second["weeks"][1:] == first["weeks"][1:]  # past weeks: the same users
     assert "hits:" in output
+    assert "history: kept from an earlier run (written up to " in output  # not just zeros
 
 
 COUNT_BEFORE = """

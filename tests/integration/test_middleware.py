@@ -13,6 +13,7 @@ import redis
 from asgiref.sync import async_to_sync
 from django.http import HttpResponse
 from django.test import AsyncClient, Client
+from django.urls import reverse
 from redis.connection import AbstractConnection
 
 from django_redis_metrics import Counter
@@ -104,6 +105,24 @@ def test_excludes_admin_health_and_static(single: Any, with_middleware: Any) -> 
     assert Counter.objects.names() == []
 
 
+def test_our_own_endpoints_are_never_counted(single: Any, with_middleware: Any) -> None:
+    """A Prometheus scrape is not the site's traffic: not counted, allowed or refused, by
+    default and with an EXCLUDE_VIEWS of the site's own."""
+    url = reverse("django_redis_metrics:prometheus")
+    assert get(url) == 401  # no token: refused, and still not counted
+    with_middleware.DJANGO_REDIS_METRICS = {
+        **with_middleware.DJANGO_REDIS_METRICS,
+        "EXPORT_TOKEN": "t0ken",
+        "EXCLUDE_VIEWS": ["sync"],
+    }
+    response = Client().get(url, headers={"Authorization": "Bearer t0ken"})
+    sender.flush()
+    assert response.status_code == 200
+    assert Counter.objects.names() == []
+    assert get("/class/") == 200  # the site's own views still are
+    assert hits("hits") == 1
+
+
 def test_exclusions_and_names_are_settings(single: Any, with_middleware: Any) -> None:
     with_middleware.DJANGO_REDIS_METRICS = {
         **with_middleware.DJANGO_REDIS_METRICS,
@@ -117,16 +136,19 @@ def test_exclusions_and_names_are_settings(single: Any, with_middleware: Any) ->
     assert hit_counters() == ["pages.health"]
 
 
-def test_settings_changed_in_place_apply_to_the_next_request(
-    single: Any, with_middleware: Any
-) -> None:
+def test_settings_changed_apply_to_the_next_request(single: Any, with_middleware: Any) -> None:
     """The middleware reads its settings once per change of them, not once per process: a
-    setting edited in place, or Django's STATIC_URL changed, applies to the very next request."""
-    with_middleware.DJANGO_REDIS_METRICS["EXCLUDE_VIEWS"] = []
+    setting changed through Django's ``setting_changed`` signal (the ``settings`` fixture,
+    ``override_settings``), or Django's STATIC_URL changed, applies to the very next request."""
+
+    def change(**values: Any) -> None:
+        with_middleware.DJANGO_REDIS_METRICS = {**with_middleware.DJANGO_REDIS_METRICS, **values}
+
+    change(EXCLUDE_VIEWS=[])
     assert get("/sync/") == 200
-    with_middleware.DJANGO_REDIS_METRICS["VIEW_COUNTER"] = "pages.{view}"
+    change(VIEW_COUNTER="pages.{view}")
     assert get("/sync/") == 200
-    with_middleware.DJANGO_REDIS_METRICS["EXCLUDE_VIEWS"].append("class")
+    change(EXCLUDE_VIEWS=["class"])
     assert get("/class/") == 200
     with_middleware.STATIC_URL = "/sync/"
     assert get("/sync/") == 200
@@ -134,6 +156,34 @@ def test_settings_changed_in_place_apply_to_the_next_request(
     assert hits("pages.sync") == 1
     assert hits("pages.class") == 0
     assert hits("hits") == 2
+
+
+def test_the_plan_is_made_again_only_when_a_setting_it_reads_changes(
+    single: Any, with_middleware: Any
+) -> None:
+    """No comparison of the settings on every request: the plan is kept until Django's
+    ``setting_changed`` signal names a setting it is made from."""
+    from django.core.signals import setting_changed
+
+    from django_redis_metrics import middleware
+
+    plan = middleware.request_plan()
+    assert middleware.request_plan() is plan
+    with_middleware.LANGUAGE_CODE = "fr"  # not read by the plan
+    assert middleware.request_plan() is plan
+    with_middleware.MEDIA_URL = "/uploads/"
+    assert middleware.request_plan() is not plan
+    assert "/uploads/" in middleware.request_plan().exclude_paths
+    plan = middleware.request_plan()
+    setting_changed.send(sender=None, setting="DJANGO_REDIS_METRICS", value=None, enter=True)
+    assert middleware.request_plan() is not plan
+    plan = middleware.request_plan()
+    from django.conf import settings as django_settings
+
+    # Another dict assigned without the signal (as a plan made from the old one by another
+    # thread would be) is not taken for the old one.
+    django_settings.DJANGO_REDIS_METRICS = {**django_settings.DJANGO_REDIS_METRICS}
+    assert middleware.request_plan() is not plan
 
 
 def test_caps_distinct_view_counters(single: Any, with_middleware: Any) -> None:

@@ -200,13 +200,19 @@ def test_a_batch_redis_refuses_for_good_is_dropped_and_does_not_block_the_next(
 # 4. A full queue
 
 
+@pytest.mark.parametrize(
+    "limit",
+    [{"SENDER": {"QUEUE_SIZE": 0}}, {"SEND_QUEUE_SIZE": 0}],  # the flat key still works
+    ids=["SENDER", "flat key"],
+)
 def test_a_full_queue_logs_a_warning_and_counts_what_it_drops(
     single: Any,
     fresh_state: None,
     caplog: pytest.LogCaptureFixture,
     metrics_settings: Any,
+    limit: dict[str, Any],
 ) -> None:
-    metrics_settings(SEND_QUEUE_SIZE=0)
+    metrics_settings(**limit)
     before = sender.sender.dropped
     with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
         for _ in range(5):
@@ -330,7 +336,7 @@ def wait_for_hits(name: str, expected: int, within: float = 3.0) -> float:
 def test_writes_arriving_within_the_send_delay_share_one_round_trip(
     single: Any, fresh_state: None, monkeypatch: pytest.MonkeyPatch, metrics_settings: Any
 ) -> None:
-    metrics_settings(SEND_DELAY=0.5)
+    metrics_settings(SENDER={"DELAY": 0.5})
     sender.flush()
     before = sender.sender.round_trips
     for _ in range(5):  # spread out: a sender without a delay sends each one alone

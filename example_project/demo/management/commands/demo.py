@@ -25,6 +25,7 @@ from django.urls import reverse
 
 from django_redis_metrics import flush
 
+from ...metrics import SHIPPING_DELAY, orders, orders_pending
 from ...traffic import SIGNED_IN, mark_written, next_visit, pick_country, pick_file, pick_product
 
 DEMO_USERNAME = "admin"
@@ -106,10 +107,16 @@ def simulate_visitors(users: list[Any], stop: threading.Event | None = None) -> 
     for client, user in zip(clients, users, strict=True):
         client.force_login(user)
     anonymous = Client()
+    next_gauge = 0.0
     while not stop.is_set():
         delay, view = next_visit(rng, time.time())
         if stop.wait(delay):
             return
+        now = time.time()
+        if now >= next_gauge:  # once a minute, as generate_traffic's history has it
+            next_gauge = now + 60
+            with contextlib.suppress(Exception):  # Redis away: the next minute sets it
+                orders_pending.set(orders.count(now - SHIPPING_DELAY, now), now, defer=True)
         client = rng.choice(clients) if rng.random() < SIGNED_IN else anonymous
         product = pick_product(rng)
         try:

@@ -1,10 +1,11 @@
 """``manage.py generate_traffic``: a few days of realistic metrics so every chart has data.
 
-Writes what the middleware and the demo's decorators would have written, at the rates the
-simulated visitors browse at (``demo/traffic.py``): page hits per view (busier by day than by
-night), sign-ups, orders and downloads as events with the fields live ones carry, and signed-in
-users in the ``active_users`` and ``buyers`` bitmaps, with new users arriving every day and fewer
-of them coming back as weeks pass (so the retention table has a shape).
+Writes what the middleware and the demo's views would have written, at the rates the simulated
+visitors browse at (``demo/traffic.py``): page hits per view (busier by day than by night),
+sign-ups, orders and downloads as events with the fields live ones carry, signed-in users in
+the ``active_users`` bitmap, with new users arriving every day and fewer of them coming back as
+weeks pass (so the retention table has a shape), buyers among each day's active users, every
+visitor (signed in or not) in the ``visitors`` estimate, and the ``orders_pending`` gauge.
 
 Idempotent: only the time since history was last written (generated, or browsed live while
 ``demo`` served) is generated, so running it again adds nothing twice.
@@ -16,14 +17,25 @@ import math
 import random
 import time
 from argparse import ArgumentParser
+from datetime import date, datetime
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from django_redis_metrics import Batch, Counter, EventSeries, Statistic, UniqueBitmap
+from django_redis_metrics import (
+    Batch,
+    Counter,
+    EventSeries,
+    Gauge,
+    Statistic,
+    UniqueBitmap,
+    UniqueEstimate,
+)
 from django_redis_metrics.conf import conf
+from django_redis_metrics.core.periods import get_zone
 from django_redis_metrics.decorators import USER_FIELD, VIEW_FIELD
 
+from ...metrics import SHIPPING_DELAY
 from ...traffic import (
     DAY,
     SIGNED_IN,
@@ -37,6 +49,13 @@ from ...traffic import (
     pick_status_class,
     written_until,
 )
+
+#: Pages an anonymous visitor views in a visit (each visit is one more distinct visitor).
+PAGES_PER_VISIT = 4
+#: One user in this many ever buys (the others only browse).
+CUSTOMER_EVERY = 4
+#: Days of each user's visits, in the site's zone: who may buy on a day.
+Visits = dict[date, list[int]]
 
 
 class Command(BaseCommand):
@@ -57,18 +76,28 @@ class Command(BaseCommand):
         if self.since >= now:
             self.stdout.write("history: already written up to now")
             return
+        if self.since > -math.inf:
+            written = datetime.fromtimestamp(self.since, get_zone()).isoformat(" ", "seconds")
+            self.stdout.write(
+                f"history: kept from an earlier run (written up to {written}); "
+                f"adding the {(now - self.since) / 60:.0f} minutes since"
+            )
         start = max(now - options["days"] * DAY, self.since)
+        visits = self.users(rng, now, options["user_days"], options["users"])
         self.hits(rng, start, now)
-        self.events(rng, start, now, options["users"])
-        self.users(rng, now, options["user_days"], options["users"])
+        self.events(rng, start, now, visits)
+        self.pending(start, now)
         mark_written(now)
 
     def hits(self, rng: random.Random, start: float, end: float) -> None:
         site: list[tuple[float, int]] = []
         template = conf.VIEW_COUNTER or "hits:{view}"
+        visitors = UniqueEstimate("visitors")
         for view, rate in VIEW_RATES.items():
             moments = arrivals(rng, start, end, rate)
             site += [(moment, 1) for moment in moments]
+            if view in ("home", "product"):  # the views that add their visitor
+                self.anonymous_visits(rng, visitors, moments)
             Counter(template.replace("{view}", view)).incr_many((m, 1) for m in moments)
             if view == "signup":  # every sign-up request is counted by @count(signups)
                 Counter("signups").incr_many((m, 1) for m in moments)
@@ -76,6 +105,19 @@ class Command(BaseCommand):
         if conf.HITS_COUNTER:
             Counter(conf.HITS_COUNTER).incr_many(site)
         self.stdout.write(f"hits: {len(site)} page views over {len(VIEW_RATES)} views")
+
+    def anonymous_visits(
+        self, rng: random.Random, visitors: UniqueEstimate, moments: list[float]
+    ) -> None:
+        """Anonymous visitors of pages: a new one every few anonymous page views (the
+        signed-in ones are added with their visits, in ``users``)."""
+        batch = Batch()
+        for moment in moments:
+            if rng.random() < (1 - SIGNED_IN) / PAGES_PER_VISIT:
+                visitors.add(f"session-{rng.getrandbits(64):x}", when=moment, batch=batch)
+            if len(batch.calls) >= 500:
+                batch.execute()
+        batch.execute()
 
     def health(self, rng: random.Random, view: str, moments: list[float]) -> None:
         """What the middleware records beside each hit: the status class (``VIEW_STATUS``) and
@@ -96,10 +138,12 @@ class Command(BaseCommand):
                     batch.execute()
             batch.execute()
 
-    def events(self, rng: random.Random, start: float, end: float, users: int) -> None:
+    def events(self, rng: random.Random, start: float, end: float, visits: Visits) -> None:
         """Orders and downloads with the fields ``@track_event`` gives live ones: the view's
-        name, the URL's keyword arguments, the order's country, and the user when signed in."""
+        name, the URL's keyword arguments, the order's country, and the user when signed in
+        (one of the users active that day, as a live buyer is)."""
         orders = []
+        zone = get_zone()
         for moment in arrivals(rng, start, end, VIEW_RATES["buy"]):
             order: dict[str, Any] = {
                 "when": moment,
@@ -107,8 +151,10 @@ class Command(BaseCommand):
                 "product": pick_product(rng),
                 "country": pick_country(rng),
             }
-            if rng.random() < SIGNED_IN:
-                order[USER_FIELD] = rng.randrange(1, users + 1)
+            active_that_day = visits.get(datetime.fromtimestamp(moment, zone).date(), [])
+            customers = [user for user in active_that_day if user % CUSTOMER_EVERY == 0]
+            if customers and rng.random() < SIGNED_IN:
+                order[USER_FIELD] = rng.choice(customers)
             orders.append(order)
         EventSeries("orders", index=["product", "country"]).record_many(orders)
         downloads = [
@@ -117,20 +163,48 @@ class Command(BaseCommand):
         ]
         EventSeries("downloads", index=["file"]).record_many(downloads)
         buyers = UniqueBitmap("buyers")
+        active = UniqueBitmap(conf.ACTIVE_USERS or "active_users")
         batch = Batch()
         for order in orders:
             if USER_FIELD in order:  # @mark(buyers) marks signed-in buyers only
                 buyers.mark(order[USER_FIELD], when=order["when"], batch=batch)
+                # ... whom the middleware marks active on that request too
+                active.mark(order[USER_FIELD], when=order["when"], batch=batch)
             if len(batch.calls) >= 500:
                 batch.execute()
         batch.execute()
         self.stdout.write(f"events: {len(orders)} orders, {len(downloads)} downloads")
 
-    def users(self, rng: random.Random, now: float, days: int, population: int) -> None:
+    def pending(self, start: float, end: float) -> None:
+        """``orders_pending`` at the end of every minute: the orders of the ``SHIPPING_DELAY``
+        before it (those recorded by an earlier run included), as the live demo sets it."""
+        window = 60
+        per_minute = EventSeries("orders").counts(start - SHIPPING_DELAY, end, window)
+        first = int((start - SHIPPING_DELAY) // window) * window
+        span = SHIPPING_DELAY // window
+        gauge = Gauge("orders_pending")
+        batch = Batch()
+        sets = 0
+        for index in range(len(per_minute)):
+            moment = first + (index + 1) * window - 1  # the minute's last second
+            if moment < start or moment > end:
+                continue
+            gauge.set(sum(per_minute[max(0, index - span + 1) : index + 1]), moment, batch=batch)
+            sets += 1
+            if len(batch.calls) >= 500:
+                batch.execute()
+        batch.execute()
+        self.stdout.write(f"orders_pending: {sets} minutes")
+
+    def users(self, rng: random.Random, now: float, days: int, population: int) -> Visits:
         """Users join over the period; each comes back less often the longer ago they joined.
-        Visits before the time history was last written are skipped (they are there)."""
+        Visits before the time history was last written are skipped (they are there). Returns
+        who visited on each day."""
         name = conf.ACTIVE_USERS or "active_users"
         active = UniqueBitmap(name)
+        visitors = UniqueEstimate("visitors")
+        zone = get_zone()
+        visits: Visits = {}
         joined = {user: rng.uniform(now - days * DAY, now) for user in range(1, population + 1)}
         marks = 0
         batch = Batch()
@@ -147,8 +221,11 @@ class Command(BaseCommand):
                     if moment <= self.since:
                         continue
                     active.mark(user, when=moment, batch=batch)
+                    visitors.add(f"user-{user}", when=moment, batch=batch)
+                    visits.setdefault(datetime.fromtimestamp(moment, zone).date(), []).append(user)
                     marks += 1
                     if len(batch.calls) >= 500:
                         batch.execute()
         batch.execute()
         self.stdout.write(f"users: {marks} daily visits by {population} users into {name!r}")
+        return visits

@@ -1,7 +1,8 @@
 """The cleaner of metrics kept as one hash field per slice (``Statistic``, ``Gauge``), after the
-counter cleaner (Redis in Action's ``clean_counters``, listing 5.5).
+counter cleaner (Redis in Action's ``clean_counters``, listing 5.5). It lives with the statistic,
+whose layout it was written for; the gauge, written by the same ``slice_window.lua``, uses it too.
 
-Writes keep every precision within its samples (``lua/lib/slice_window.lua``); a pass trims
+Writes keep every precision within its samples (``core/lua/lib/slice_window.lua``); a pass trims
 metrics nobody writes any more before their TTL would (a page of metrics in a few pipelined
 round trips), compacts a hash that shrank, and forgets an emptied metric only through the atomic
 ``metric_retire`` script, so a write racing the cleaner is never lost nor left unlisted.
@@ -13,15 +14,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
-from . import catalogue
-from .batch import ScriptCall, run_calls
-from .cleaning import BATCH_SIZE, CleanupReport, due, listpack_entries, retire
-from .connection import RedisClient, get_redis_connection
-from .keys import metric_key, to_str
-from .reads import run_reads
-from .scripts import script
-from .sliced import precision_samples
-from .timeutil import When, to_timestamp
+from ..core import catalogue
+from ..core.batch import ScriptCall, run_calls
+from ..core.cleaning import BATCH_SIZE, CleanupReport, due, listpack_entries, retire
+from ..core.connection import RedisClient, get_redis_connection
+from ..core.keys import metric_key, to_str
+from ..core.reads import run_reads
+from ..core.scripts import script
+from ..core.sliced import precision_samples
+from ..core.timeutil import When, to_timestamp
 
 #: Most hash fields one round trip of a pass reads (``HKEYS``) or deletes, all hashes together.
 FIELDS_PER_ROUND_TRIP = 10_000

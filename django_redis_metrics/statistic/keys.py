@@ -1,0 +1,7 @@
+"""The name of this kind of metric: the segment of its keys
+(``<PREFIX>:statistic:{<name>}:...``) and the name of its catalogue. Defined here only; the model
+carries it as ``Statistic.KIND``."""
+
+from __future__ import annotations
+
+KIND = "statistic"
