@@ -31,6 +31,7 @@ from django_redis_metrics.core.base import Metric as BaseMetric
 from django_redis_metrics.core.cleaning import TEMP_KIND, CleanupReport
 from django_redis_metrics.core.keys import metric_key
 from django_redis_metrics.core.kind import Kind, ReadPlan
+from django_redis_metrics.core.steps import Op, Steps
 from django_redis_metrics.core.timeutil import When
 from django_redis_metrics.exposition.collector import MetricsCollector
 from django_redis_metrics.kinds import register, registered, unregister
@@ -141,12 +142,13 @@ def clean_toys(
     return report
 
 
+def toy_value_steps(toy: Toy) -> Steps[float]:
+    return float((yield Op("get", toy.key)))
+
+
 def toy_families(plan: ReadPlan) -> Iterator[Metric]:
     family = GaugeMetricFamily("toy_value", "The toy's number.", labels=["metric"])
-    plan.add(
-        ([("get", (Toy("kept").key,))], lambda replies: float(replies[0])),
-        lambda value: family.add_metric(["kept"], value),
-    )
+    plan.add(toy_value_steps(Toy("kept")), lambda value: family.add_metric(["kept"], value))
     yield family
 
 

@@ -130,3 +130,61 @@ def test_one_permission_rule_for_the_admin_and_the_exposition() -> None:
     for user in (f"{NAME}.admin.options", f"{NAME}.admin.common", f"{NAME}.exposition.views"):
         assert rule in graph[user], user
     assert f"{NAME}.admin.common" not in graph[f"{NAME}.exposition.views"]
+
+
+#: Modules that talk to Redis themselves although they live outside ``core/``: the throwaway
+#: servers of tests and benchmarks.
+REDIS_CLIENT_ALLOWED = {f"{NAME}.testing", f"{NAME}.testing.sentinel", f"{NAME}.testing.tls"}
+#: The modules of redis-py that hold clients (its ``exceptions`` may be imported anywhere).
+REDIS_CLIENT_MODULES = ("redis", "redis.asyncio", "redis.cluster")
+
+
+def redis_imports(path: Path) -> set[str]:
+    """The redis-py modules ``path`` imports, at any depth of its code."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module)
+    return {name for name in found if name == "redis" or name.startswith("redis.")}
+
+
+def test_no_module_outside_the_core_imports_a_redis_client() -> None:
+    """Outside ``core/`` every exchange with Redis is a generator of steps run by a driver
+    (``core/drive.py``), so nothing there needs a client of its own."""
+    offenders = {}
+    for name, path in modules().items():
+        if name.startswith(f"{NAME}.core") or name in REDIS_CLIENT_ALLOWED:
+            continue
+        clients = {
+            imported
+            for imported in redis_imports(path)
+            if imported in REDIS_CLIENT_MODULES
+            or imported.startswith("redis.asyncio.")
+            or imported.startswith("redis.cluster")
+        }
+        if clients:
+            offenders[name] = clients
+    assert not offenders, offenders
+
+
+def test_the_async_side_is_no_mirror_of_the_sync_one() -> None:
+    """One transport: the async driver runs the same steps; no async copy of ``run_calls``,
+    of its pipelining or of the script call remains, nor any follow-up callback pair
+    (``core/aio.py`` keeps only the async clients)."""
+    known = modules()
+    mirror = ("arun_calls", "_apipelined", "ascript", "_arun_step", "aafter", "_alisted")
+    for name, path in known.items():
+        tree = ast.parse(path.read_text("utf-8"))
+        defined = {
+            node.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        }
+        words = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        words |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+        words |= {
+            kw.arg for node in ast.walk(tree) for kw in getattr(node, "keywords", []) if kw.arg
+        }
+        assert not (defined | words) & set(mirror), (name, (defined | words) & set(mirror))

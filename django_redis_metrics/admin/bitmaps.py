@@ -9,8 +9,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from ..bitmaps import UniqueBitmap
-from ..core.connection import get_redis_connection
+from ..core.drive import drive
 from ..core.periods import Period, period_class
+from ..core.steps import Op, pipe_steps
 from ..models import UniqueBitmapMetric
 from . import common, export, labels
 from .charts import Chart, Series
@@ -33,15 +34,15 @@ def period_counts(
 ) -> dict[str, list[tuple[Period, int]]]:
     """Distinct users of the newest periods of every kind the bitmap keeps (or of ``kinds``):
     one round trip."""
-    pipe = get_redis_connection().pipeline(transaction=False)
+    ops: list[Op] = []
     shown: dict[str, list[Period]] = {}
     for name in kinds if kinds is not None else bitmap.periods:
         current = period_class(name).containing(now)
         periods = [current.shift(-i) for i in range(PERIODS_SHOWN[name] - 1, -1, -1)]
         shown[name] = periods
         for period in periods:
-            pipe.bitcount(bitmap.key(period))
-    replies = iter(pipe.execute() if shown else [])
+            ops.append(Op("bitcount", bitmap.key(period)))
+    replies = iter(drive(pipe_steps(ops)))
     return {name: [(p, int(next(replies))) for p in periods] for name, periods in shown.items()}
 
 
@@ -50,14 +51,14 @@ def bitmap_list(request: HttpRequest, context: dict[str, Any]) -> TemplateRespon
     page, query, count = listing_page(request, UniqueBitmap.objects.names())
     bitmaps = UniqueBitmap.objects.many(page.object_list)
     now = common.current_time()
-    pipe = get_redis_connection().pipeline(transaction=False)
+    ops: list[Op] = []
     shown = []
     for bitmap in bitmaps:
         kinds = [p for p in ("day", "week", "month") if p in bitmap.periods]
         for kind in kinds:
-            pipe.bitcount(bitmap.key(period_class(kind).containing(now)))
+            ops.append(Op("bitcount", bitmap.key(period_class(kind).containing(now))))
         shown.append((bitmap, kinds))
-    replies = iter(pipe.execute() if bitmaps else [])
+    replies = iter(drive(pipe_steps(ops)))
     rows = [
         {"bitmap": bitmap, "counts": {kind: int(next(replies)) for kind in kinds}}
         for bitmap, kinds in shown

@@ -9,8 +9,9 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.template.response import TemplateResponse
 
-from ..core.connection import get_redis_connection
+from ..core.drive import drive
 from ..core.sliced import SlicedMetric
+from ..core.steps import Op, pipe_steps
 from ..core.timeutil import slice_start, slice_starts
 from ..counter import Counter
 from ..models import CounterMetric
@@ -72,19 +73,23 @@ class CounterRow:
 
 def counter_rows(counters: Sequence[Counter], now: float) -> list[CounterRow]:
     """Sparkline and totals of many counters, fetched in one pipelined round trip."""
-    pipe = get_redis_connection().pipeline(transaction=False)
+    ops: list[Op] = []
     plans = []
     for counter in counters:
         spark = sparkline_precision(counter)
-        pipe.hmget(
-            counter.key(spark), slice_starts(spark, min(SPARKLINE_POINTS, counter.samples), now)
+        ops.append(
+            Op(
+                "hmget",
+                counter.key(spark),
+                slice_starts(spark, min(SPARKLINE_POINTS, counter.samples), now),
+            )
         )
         windows = [window_plan(counter, seconds) for _, seconds in TOTALS]
         for plan in windows:
             if plan is not None:
-                pipe.hmget(counter.key(plan[0]), slice_starts(plan[0], plan[1], now))
+                ops.append(Op("hmget", counter.key(plan[0]), slice_starts(plan[0], plan[1], now)))
         plans.append((counter, spark, windows))
-    replies = iter(pipe.execute() if plans else [])
+    replies = iter(drive(pipe_steps(ops)))
     rows = []
     for counter, spark, windows in plans:
         sparkline = [as_int(value) for value in next(replies)]
@@ -145,11 +150,12 @@ def counter_chart_data(
     points = charts.chosen_points(params, min(CHART_POINTS, counter.samples))
     span = charts.chosen_span(params, precision, now, oldest, points)
     compare = charts.chosen_compare(params)
-    pipe = get_redis_connection().pipeline(transaction=False)
-    pipe.hmget(counter.key(precision), span.starts)
+    ops = [Op("hmget", counter.key(precision), span.starts)]
     if compare is not None:
-        pipe.hmget(counter.key(precision), [start - compare[0] for start in span.starts])
-    replies = pipe.execute()
+        ops.append(
+            Op("hmget", counter.key(precision), [start - compare[0] for start in span.starts])
+        )
+    replies = drive(pipe_steps(ops))
     chart = charts.slice_chart(
         counter.name, "counter", span, [as_int(v) for v in replies[0]], refresh_seconds(precision)
     )

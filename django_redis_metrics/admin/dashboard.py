@@ -17,8 +17,9 @@ from django.utils.module_loading import import_string
 
 from ..conf import conf
 from ..core.base import Metric
-from ..core.connection import get_redis_connection
+from ..core.drive import drive
 from ..core.keys import catalogue_key, metric_key, to_str
+from ..core.steps import Op, Pipe, Steps
 from . import common, health_tiles, labels, tiles
 from .tilebase import Env, Links, Lookup, Reads, Tile
 
@@ -74,35 +75,33 @@ def resolve_tiles(value: object) -> list[Tile]:
     return found
 
 
-def lookup_names(client: Any, lookups: list[Lookup]) -> dict[Lookup, list[str]]:
+def lookup_names(lookups: list[Lookup]) -> Steps[dict[Lookup, list[str]]]:
     """The catalogued names each lookup asks for: one round trip (a prefix range of the
     catalogue's sorted set, never the whole of it)."""
     if not lookups:
         return {}
-    pipe = client.pipeline(transaction=False)
+    ops = []
     for lookup in lookups:
         prefix = lookup.prefix.encode()
         low = b"[" + prefix if prefix else b"-"
         high = b"[" + prefix + b"\xff" if prefix else b"+"
-        pipe.zrangebylex(catalogue_key(lookup.kind), low, high, start=0, num=MAX_NAMES)
+        ops.append(Op("zrangebylex", catalogue_key(lookup.kind), low, high, start=0, num=MAX_NAMES))
     return {
         lookup: [to_str(name) for name in names]
-        for lookup, names in zip(lookups, pipe.execute(), strict=True)
+        for lookup, names in zip(lookups, (yield Pipe(ops)), strict=True)
     }
 
 
-def configured(
-    client: Any, wanted: list[tuple[type[Any], str]]
-) -> dict[tuple[str, str], Metric | None]:
+def configured(wanted: list[tuple[type[Any], str]]) -> Steps[dict[tuple[str, str], Metric | None]]:
     """The wanted metrics as their writers stored them (``None``: nothing stored): one round
     trip."""
     if not wanted:
         return {}
-    pipe = client.pipeline(transaction=False)
-    for model, name in wanted:
-        pipe.hgetall(metric_key(model.KIND, name, "meta"))
+    replies = yield Pipe(
+        [Op("hgetall", metric_key(model.KIND, name, "meta")) for model, name in wanted]
+    )
     metrics: dict[tuple[str, str], Metric | None] = {}
-    for (model, name), meta in zip(wanted, pipe.execute(), strict=True):
+    for (model, name), meta in zip(wanted, replies, strict=True):
         try:
             metrics[model.KIND, name] = model.from_meta(name, meta) if meta else None
         except LookupError:
@@ -112,16 +111,18 @@ def configured(
 
 def render_tiles(chosen: list[Tile], env_links: Links, now: float) -> list[dict[str, Any]]:
     """Every tile's title, template and context."""
-    client = get_redis_connection()
+    return drive(_tiles_steps(chosen, env_links, now))
+
+
+def _tiles_steps(chosen: list[Tile], env_links: Links, now: float) -> Steps[list[dict[str, Any]]]:
     lookups = sorted({lookup for tile in chosen for lookup in tile.lookups()})
-    found = lookup_names(client, lookups)
+    found = yield from lookup_names(lookups)
     wanted = list(dict.fromkeys(item for tile in chosen for item in tile.wants(found)))
-    metrics = configured(client, wanted)
+    metrics = yield from configured(wanted)
     env = Env(now=now, links=env_links, found=found)
-    pipe = client.pipeline(transaction=False)
-    reads = Reads(pipe)
+    reads = Reads()
     finishes = [tile.queue(reads, metrics, env) for tile in chosen]
-    replies = pipe.execute() if reads.count else []
+    replies = (yield Pipe(reads.ops)) if reads.ops else []
     return [
         {"tile": tile, "template": tile.template, "context": finish(replies)}
         for tile, finish in zip(chosen, finishes, strict=True)

@@ -9,8 +9,9 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from ..core.connection import get_redis_connection
+from ..core.drive import drive
 from ..core.periods import Period, period_class
+from ..core.steps import Op, pipe_steps
 from ..estimates import UniqueEstimate
 from ..models import UniqueEstimateMetric
 from . import common, export, labels
@@ -22,10 +23,10 @@ from .common import KindPages, listing_page, name_param
 LIST_PERIODS = ("day", "week", "month")
 
 
-def queue_count(pipe: Any, key: str) -> None:
-    """Queue ``PFCOUNT key``: through ``execute_command``, as redis-py's cluster pipeline
-    refuses its ``pfcount()`` method (a one-key count is routed like any other command)."""
-    pipe.execute_command("PFCOUNT", key)
+def pfcount(key: str) -> Op:
+    """``PFCOUNT key`` through ``execute_command``, as redis-py's cluster pipeline refuses its
+    ``pfcount()`` method (a one-key count is routed like any other command)."""
+    return Op("execute_command", "PFCOUNT", key)
 
 
 def get_estimate(name: str) -> UniqueEstimate:
@@ -40,16 +41,14 @@ def period_counts(
 ) -> dict[str, list[tuple[Period, int]]]:
     """Estimated distinct items of the newest periods of every kind the estimate keeps (or of
     ``kinds``): one pipelined round trip of ``PFCOUNT``\\ s (a period no longer kept counts 0)."""
-    pipe = get_redis_connection().pipeline(transaction=False)
+    ops: list[Op] = []
     shown: dict[str, list[Period]] = {}
     for name in kinds if kinds is not None else estimate.periods:
         current = period_class(name).containing(now)
         shown[name] = [current.shift(-i) for i in range(PERIODS_SHOWN[name] - 1, -1, -1)]
         for period in shown[name]:
-            pipe.execute_command(
-                "PFCOUNT", estimate.key(period)
-            )  # pfcount() is blocked in cluster pipelines
-    replies = iter(pipe.execute() if shown else [])
+            ops.append(pfcount(estimate.key(period)))
+    replies = iter(drive(pipe_steps(ops)))
     return {name: [(p, int(next(replies))) for p in periods] for name, periods in shown.items()}
 
 
@@ -59,16 +58,14 @@ def estimate_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
     page, query, count = listing_page(request, UniqueEstimate.objects.names())
     estimates = UniqueEstimate.objects.many(page.object_list)
     now = common.current_time()
-    pipe = get_redis_connection().pipeline(transaction=False)
+    ops: list[Op] = []
     shown = []
     for estimate in estimates:
         kinds = [p for p in LIST_PERIODS if p in estimate.periods]
         for kind in kinds:
-            pipe.execute_command(
-                "PFCOUNT", estimate.key(period_class(kind).containing(now))
-            )  # pfcount() is blocked in cluster pipelines
+            ops.append(pfcount(estimate.key(period_class(kind).containing(now))))
         shown.append((estimate, kinds))
-    replies = iter(pipe.execute() if estimates else [])
+    replies = iter(drive(pipe_steps(ops)))
     rows = [
         {"estimate": estimate, "counts": {kind: int(next(replies)) for kind in kinds}}
         for estimate, kinds in shown

@@ -8,9 +8,10 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.template.response import TemplateResponse
 
-from ..core.batch import read_with_scripts
-from ..core.connection import get_redis_connection
+from ..core.drive import drive
+from ..core.gather import pipelined_steps
 from ..core.keys import to_str
+from ..core.steps import Op, Script, pipe_steps
 from ..events import EventSeries
 from ..events.codec import score
 from ..events.queries import script
@@ -82,12 +83,12 @@ def event_series_list(request: HttpRequest, context: dict[str, Any]) -> Template
     page, query, count = listing_page(request, EventSeries.objects.names())
     series_list = EventSeries.objects.many(page.object_list)
     now = common.current_time()
-    pipe = get_redis_connection().pipeline(transaction=False)
+    ops: list[Op] = []
     for series in series_list:
-        pipe.zcount(series.time_key, score(now - 3600), score(now))
-        pipe.zcount(series.time_key, score(now - 86400), score(now))
-        pipe.zcard(series.time_key)
-    replies = iter(pipe.execute() if series_list else [])
+        ops.append(Op("zcount", series.time_key, score(now - 3600), score(now)))
+        ops.append(Op("zcount", series.time_key, score(now - 86400), score(now)))
+        ops.append(Op("zcard", series.time_key))
+    replies = iter(drive(pipe_steps(ops)))
     rows = [
         {
             "series": series,
@@ -111,16 +112,19 @@ def field_counts(series: EventSeries, lo: float, hi: float) -> list[dict[str, An
         return []
     counter = script("events_count_index")
 
-    def fill(pipe: Any) -> None:
-        for field_name in fields:
-            pipe.scard(series.values_key(field_name))
-            counter.queue(
-                pipe,
-                [series.values_key(field_name)],
-                ["0", score(lo), score(hi), series.key("by", field_name, ""), VALUES_COUNTED],
-            )
-
-    replies = read_with_scripts(get_redis_connection(), fill, [counter])
+    reads: list[Op | Script] = []
+    for field_name in fields:
+        values_key = series.values_key(field_name)
+        reads.append(Op("scard", values_key))
+        args: list[str | int] = [
+            "0",
+            score(lo),
+            score(hi),
+            series.key("by", field_name, ""),
+            VALUES_COUNTED,
+        ]
+        reads.append(Script(counter, [values_key], args))
+    replies = drive(pipelined_steps(reads))
     blocks = []
     for i, field_name in enumerate(fields):
         distinct, reply = replies[2 * i], replies[2 * i + 1]

@@ -8,7 +8,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from ..core.connection import get_redis_connection
+from ..core.drive import gather
 from ..core.keys import to_str
 from ..gauge import Gauge
 from ..models import GaugeMetric
@@ -34,18 +34,10 @@ def gauge_list(request: HttpRequest, context: dict[str, Any]) -> TemplateRespons
     """A page of gauges with their latest value: two round trips (configuration, latest)."""
     page, query, count = listing_page(request, Gauge.objects.names())
     gauges = Gauge.objects.many(page.object_list)
-    pipe = get_redis_connection().pipeline(transaction=False)
-    parsers = []
-    for gauge in gauges:
-        commands, parse = gauge.latest_reads()
-        for name, args in commands:
-            getattr(pipe, name)(*args)
-        parsers.append((gauge, len(commands), parse))
-    replies = pipe.execute() if gauges else []
-    rows, at = [], 0
-    for gauge, size, parse in parsers:
-        latest = parse(replies[at : at + size])
-        at += size
+    rows = []
+    for gauge, latest in zip(gauges, gather([g._latest_steps() for g in gauges]), strict=True):
+        if isinstance(latest, Exception):
+            raise latest
         rows.append(
             {
                 "gauge": gauge,

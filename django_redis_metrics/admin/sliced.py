@@ -8,8 +8,9 @@ from typing import Any, TypeVar
 
 from django.http import Http404, HttpRequest, QueryDict
 
-from ..core.connection import get_redis_connection
+from ..core.drive import drive
 from ..core.sliced import SlicedMetric
+from ..core.steps import Op, pipe_steps
 from ..core.timeutil import slice_start
 from . import charts, export, labels
 from .charts import Chart, Series, Span
@@ -59,9 +60,7 @@ def read_span(
     texts (``None`` for an empty slice): one round trip."""
     oldest = kept_since(metric, precision, now)
     span = charts.chosen_span(params, precision, now, oldest, min(CHART_POINTS, metric.samples))
-    pipe = get_redis_connection().pipeline(transaction=False)
-    pipe.hmget(metric.key(precision), span.starts)
-    return span, list(pipe.execute()[0])
+    return span, list(drive(pipe_steps([Op("hmget", metric.key(precision), span.starts)]))[0])
 
 
 def band_chart(

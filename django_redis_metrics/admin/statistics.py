@@ -10,7 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from ..conf import conf
-from ..core.connection import get_redis_connection
+from ..core.drive import drive
+from ..core.steps import Op, pipe_steps
 from ..core.timeutil import slice_starts
 from ..models import StatisticMetric
 from ..statistic import Statistic
@@ -31,12 +32,12 @@ MEAN, BAND_LOW, BAND_HIGH = "mean", "p50 (band's low edge)", "p95 (band's high e
 def window_summaries(statistics: Sequence[Statistic], seconds: int, now: float) -> list[Any]:
     """Each statistic's slices covering the last ``seconds`` merged into one summary (``None``
     where no precision covers them): one round trip."""
-    pipe = get_redis_connection().pipeline(transaction=False)
+    ops: list[Op] = []
     plans = [window_plan(statistic, seconds) for statistic in statistics]
     for statistic, plan in zip(statistics, plans, strict=True):
         if plan is not None:
-            pipe.hmget(statistic.key(plan[0]), slice_starts(*plan, now))
-    replies = iter(pipe.execute() if any(plans) else [])
+            ops.append(Op("hmget", statistic.key(plan[0]), slice_starts(*plan, now)))
+    replies = iter(drive(pipe_steps(ops)))
     return [None if plan is None else parse_merged(next(replies)) for plan in plans]
 
 

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from django.urls import reverse
 
 from ..core.base import Metric
+from ..core.steps import Op
 from .common import with_query
 
 #: The metrics the tiles wanted, by ``(kind, name)``; ``None`` when nothing is stored.
@@ -35,16 +36,14 @@ class Lookup:
 
 
 class Reads:
-    """Queues a tile's reads on the shared pipeline; each read's number finds its reply."""
+    """Collects the tiles' reads for one shared pipeline; each read's number finds its reply."""
 
-    def __init__(self, pipe: Any) -> None:
-        self.pipe = pipe
-        self.count = 0
+    def __init__(self) -> None:
+        self.ops: list[Op] = []
 
     def __call__(self, command: str, *args: Any) -> int:
-        getattr(self.pipe, command)(*args)
-        self.count += 1
-        return self.count - 1
+        self.ops.append(Op(command, *args))
+        return len(self.ops) - 1
 
 
 class Links:

@@ -19,8 +19,10 @@ from typing import Any
 
 from ..conf import conf
 from ..core.base import Metric
-from ..core.connection import get_redis_connection
+from ..core.connection import RedisClient
+from ..core.drive import drive
 from ..core.sliced import SlicedMetric
+from ..core.steps import Op, Steps, pipe_steps
 from ..core.timeutil import slice_starts
 from ..counter import Counter
 from ..statistic import Statistic
@@ -86,13 +88,16 @@ def patterns() -> list[tuple[str, type[Metric], str, re.Pattern[str]]]:
     return found
 
 
-def find_views(client: Any) -> list[ViewMetrics]:
+def find_views(client: RedisClient | None = None) -> list[ViewMetrics]:
     """Every view the middleware recorded something for, with its metrics as stored: two
     round trips (catalogue names by prefix, then the configurations)."""
+    return drive(find_views_steps(), client)
+
+
+def find_views_steps() -> Steps[list[ViewMetrics]]:
     chosen = patterns()
-    found = lookup_names(
-        client, sorted({Lookup(model.KIND, prefix) for _, model, prefix, _ in chosen})
-    )
+    lookups = sorted({Lookup(model.KIND, prefix) for _, model, prefix, _ in chosen})
+    found = yield from lookup_names(lookups)
     matched: list[tuple[str, str, str, type[Metric], str]] = []
     for role, model, prefix, pattern in chosen:
         for name in found[Lookup(model.KIND, prefix)]:
@@ -100,7 +105,7 @@ def find_views(client: Any) -> list[ViewMetrics]:
             if match:
                 cls = match.group("class") if role == "status" else ""
                 matched.append((role, match.group("view"), cls, model, name))
-    metrics = configured(client, list(dict.fromkeys((m, n) for *_, m, n in matched)))
+    metrics = yield from configured(list(dict.fromkeys((m, n) for *_, m, n in matched)))
     views: dict[str, ViewMetrics] = {}
     for role, view, cls, model, name in matched:
         metric = metrics.get((model.KIND, name))
@@ -117,10 +122,11 @@ def find_views(client: Any) -> list[ViewMetrics]:
 
 
 class Plans:
-    """The windows' slice plans, queued on one pipeline, and what each plan covered."""
+    """The windows' slice plans, read in one pipeline, and what each plan covered."""
 
-    def __init__(self, pipe: Any, now: float) -> None:
-        self.pipe, self.now, self.count = pipe, now, 0
+    def __init__(self, now: float) -> None:
+        self.now = now
+        self.reads: list[Op] = []
         #: ``(window key, kind label, precision, slices)`` of every plan used.
         self.used: set[tuple[str, str, int, int]] = set()
 
@@ -132,17 +138,16 @@ class Plans:
         plan = window_plan(metric, seconds)
         if plan is None:
             return None
-        self.pipe.hmget(metric.key(plan[0]), slice_starts(*plan, self.now))
+        self.reads.append(Op("hmget", metric.key(plan[0]), slice_starts(*plan, self.now)))
         self.used.add((window, metric.LABEL, *plan))
-        self.count += 1
-        return self.count - 1, plan[0]
+        return len(self.reads) - 1, plan[0]
 
 
 def view_figures(
     views: Sequence[ViewMetrics], now: float
 ) -> tuple[list[dict[str, Figures]], set[tuple[str, str, int, int]]]:
     """Each view's figures per window, and the slice plans used: one round trip."""
-    plans = Plans(get_redis_connection().pipeline(transaction=False), now)
+    plans = Plans(now)
     queued = []
     for view in views:
         per_window = {}
@@ -152,7 +157,7 @@ def view_figures(
             hits = plans.queue(view.hits, key, seconds) if view.hits else None
             per_window[key] = (timer, status, hits)
         queued.append(per_window)
-    replies = plans.pipe.execute() if plans.count else []
+    replies = drive(pipe_steps(plans.reads))
     results = []
     for per_window in queued:
         figures = {}

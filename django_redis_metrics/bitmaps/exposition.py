@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from ..core.kind import ReadPlan
-from ..exposition.families import NAMESPACE, adder, current_period, first_int
+from ..core.steps import Op
+from ..exposition.families import NAMESPACE, adder, count_steps, current_period
 from .model import UniqueBitmap
 
 
@@ -19,6 +20,6 @@ def bitmap_families(plan: ReadPlan) -> Iterator[Metric]:
     )
     for bitmap in UniqueBitmap.objects.all():
         for period in bitmap.periods:
-            hook = ([("bitcount", (current_period(bitmap, period),))], first_int)
-            plan.add(hook, adder(users, bitmap.name, period))
+            read = count_steps(Op("bitcount", current_period(bitmap, period)))
+            plan.add(read, adder(users, bitmap.name, period))
     yield users

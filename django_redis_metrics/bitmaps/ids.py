@@ -17,10 +17,11 @@ from collections.abc import Sequence
 
 from ..conf import conf
 from ..core.connection import AnyRedisClient, RedisClient, is_cluster
+from ..core.drive import drive
 from ..core.keys import metric_key, to_str
 from ..core.scripts import ScriptLibrary
 from ..core.sentinel import identity as sentinel_identity
-from ..core.steps import Op, Pipe, Script, Steps, drive
+from ..core.steps import Op, Pipe, Script, Steps
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 

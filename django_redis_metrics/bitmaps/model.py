@@ -14,12 +14,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ..core import catalogue, deferral
-from ..core.batch import Batch, read_with_scripts, run_calls
-from ..core.connection import AnyRedisClient, RedisClient, get_redis_connection
+from ..core.aio import get_async_connection
+from ..core.batch import Batch, calls_steps, run_calls
+from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.cover import NoDayKeys, cover, cover_days
+from ..core.drive import adrive, drive
+from ..core.gather import pipelined_steps
 from ..core.keys import metric_key, temp_key, to_str
 from ..core.periodic import DEFAULT_PERIODS, PeriodicMetric
 from ..core.periods import (
@@ -30,19 +33,21 @@ from ..core.periods import (
     Week,
     get_zone,
 )
-from ..core.steps import Op, Steps, drive
+from ..core.steps import Op, Script, Steps
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
-from . import fast_mark, mark_steps, marking, planning
-from .aio import BitmapAsync
+from . import query_plan
 from .ids import normalize_id, read_bits_steps
 from .keys import KIND
-from .marking import generation_ttl_ms as generation_ttl_ms  # the cleaner imports it from here
+from .marking import fast
+from .marking import plan as mark_plan
+from .marking import steps as mark_steps
+from .marking.plan import generation_ttl_ms as generation_ttl_ms  # the cleaner imports it from here
 from .query import MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
 from .retention import retention
 
 
-class UniqueBitmap(BitmapAsync, PeriodicMetric):
+class UniqueBitmap(PeriodicMetric):
     """Unique users per hour, day, ISO week and month.
 
     >>> active = UniqueBitmap("active_users")
@@ -102,20 +107,20 @@ class UniqueBitmap(BitmapAsync, PeriodicMetric):
         handed to the process's sender, as the middleware's writes are: it never waits on Redis
         nor raises because Redis is away.
         """
-        context = marking.mark_settings(retention)
+        context = mark_plan.mark_settings(retention)
         value = normalize_id(user_id, context.highest)
         timestamp = to_timestamp(when)
         if deferral.check_defer(defer, batch):
             deferral.sink().mark(self, value, timestamp)
             return
         client = get_redis_connection()
-        if batch is None and fast_mark.try_mark(
+        if batch is None and fast.try_mark(
             client, self.name, self.periods, self._periods_csv, value, timestamp, context
         ):
             return
         call = drive(mark_steps.mark_steps(client, self, value, timestamp, context), client)
         if batch is not None:
-            if not marking.join(batch.calls, call, self.MAX_MARKS_PER_CALL):
+            if not mark_plan.join(batch.calls, call, self.MAX_MARKS_PER_CALL):
                 batch.add(call)
         else:
             run_calls(client, [call])
@@ -127,20 +132,25 @@ class UniqueBitmap(BitmapAsync, PeriodicMetric):
         script call is atomic and sets at most ``MAX_MARKS_PER_CALL`` users' bits in one set of
         periods, ``CALLS_PER_ROUND_TRIP`` calls a round trip. Returns the number of calls.
         """
-        context = marking.mark_settings(retention)
-        base = marking.base_key(self.name, context.prefix)
-        groups, kind = marking.group_marks(base, self.periods, marks, context.zone, context.keep)
+        context = mark_plan.mark_settings(retention)
+        base = mark_plan.base_key(self.name, context.prefix)
+        groups, kind = mark_plan.group_marks(base, self.periods, marks, context.zone, context.keep)
         client = get_redis_connection()
         return drive(mark_steps.mark_many_steps(client, self, groups, kind, context), client)
 
-    def _after_mark(
-        self, mapped: object, kind: str, fact: tuple[str, str, str], client: RedisClient, reply: Any
-    ) -> None:
-        """Record what a slow-path reply confirmed (offset, id kind, meta, listing); list it."""
-        listed = mark_steps.confirm_reply(client, mapped, kind, reply)
-        if listed is not None:
-            self._listed(client, listed)
-            marking.confirmed.add(fact)
+    async def amark(self, user_id: object, when: When = None) -> None:
+        """``mark`` awaited: one atomic round trip (a first-seen str/UUID id on Redis Cluster
+        costs one more). (``mark(defer=True)`` never waits on Redis and suits async views.)"""
+        client = get_async_connection()
+        await adrive(self._mark_steps(client, user_id, when), client)
+
+    def _mark_steps(self, client: AnyRedisClient, user_id: object, when: When) -> Steps[None]:
+        """A mark as steps (the async path: the bare transaction of ``mark`` is sync only)."""
+        context = mark_plan.mark_settings(retention)
+        value = normalize_id(user_id, context.highest)
+        timestamp = to_timestamp(when)
+        call = yield from mark_steps.mark_steps(client, self, value, timestamp, context)
+        yield from calls_steps([call])
 
     def delete(self) -> None:
         """Remove every period key of this bitmap and its catalogue entry (in bounded steps)."""
@@ -168,6 +178,15 @@ class UniqueBitmap(BitmapAsync, PeriodicMetric):
 
     def _count_steps(self, period: str | Period, when: When) -> Steps[int]:
         return int((yield Op("bitcount", self.key(self._period(period, when)))))
+
+    async def acount(self, period: str | Period, when: When = None) -> int:
+        """``count`` awaited."""
+        return await adrive(self._count_steps(period, when))
+
+    async def acontains(self, user_id: object, period: str | Period, when: When = None) -> bool:
+        """``contains`` awaited."""
+        client = get_async_connection()
+        return await adrive(self._contains_steps(client, user_id, period, when), client)
 
     def contains(self, user_id: object, period: str | Period, when: When = None) -> bool:
         """Whether ``user_id`` was marked in the ``period`` holding ``when``."""
@@ -204,11 +223,13 @@ class UniqueBitmap(BitmapAsync, PeriodicMetric):
         keeps); the part that is over is cached, the running part is always read fresh.
         """
         zone = get_zone()
-        kept = self._cover_range(planning.local_date(start, zone), planning.local_date(end, zone))
+        kept = self._cover_range(
+            query_plan.local_date(start, zone), query_plan.local_date(end, zone)
+        )
         settled = to_timestamp(None) - self.CACHE_GRACE
         first, *others = [
             PeriodUnion(self, part, cacheable=part[0].end_ts <= settled)
-            for part in planning.split(kept, settled)
+            for part in query_plan.split(kept, settled)
         ]
         query: BitmapQuery = first
         for part in others:
@@ -218,7 +239,7 @@ class UniqueBitmap(BitmapAsync, PeriodicMetric):
     def last(self, days: int, when: When = None) -> BitmapQuery:
         """Users marked in the ``days`` days ending with ``when``'s day (today by default)."""
         days = positive_int(days, "days")
-        today = planning.local_date(when, get_zone())
+        today = query_plan.local_date(when, get_zone())
         return self.between(today - timedelta(days=days - 1), today)
 
     def _cover_range(self, first: date, last: date) -> tuple[Period, ...]:
@@ -247,15 +268,11 @@ class UniqueBitmap(BitmapAsync, PeriodicMetric):
         )
         keys = [self.key(first.shift(i)) for i in range(periods)]
         token = uuid.uuid4().hex
-        calls = planning.cohort_calls(
+        calls = query_plan.cohort_calls(
             keys, lambda n: temp_key(KIND, self.name, f"cohort:{token}:{n}"), MAX_SCRIPT_SOURCES
         )
         cohort = script("bitmap_cohort")
 
-        def fill(pipe: Any) -> None:
-            for _, call_keys in calls:
-                cohort.queue(pipe, call_keys, [TEMP_TTL_MS])
-
-        replies = read_with_scripts(get_redis_connection(), fill, [cohort])
-        rows = planning.cohort_rows(periods, calls, replies)
+        replies = drive(pipelined_steps([Script(cohort, keys, [TEMP_TTL_MS]) for _, keys in calls]))
+        rows = query_plan.cohort_rows(periods, calls, replies)
         return rows

@@ -22,12 +22,13 @@ from typing import Any, Protocol
 from redis.exceptions import ResponseError
 
 from ..conf import conf
-from ..core.aio import adrive, get_async_connection
+from ..core.aio import get_async_connection
 from ..core.connection import AnyRedisClient, RedisClient, get_redis_connection, is_cluster
+from ..core.drive import adrive, drive
 from ..core.keys import temp_key, to_str
 from ..core.periods import Period
 from ..core.scripts import STALE, ScriptLibrary, error_code
-from ..core.steps import Op, Script, Steps, drive
+from ..core.steps import Op, Script, Steps
 from .ids import normalize_id, read_bits, read_bits_steps
 from .keys import KIND
 

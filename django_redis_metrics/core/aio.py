@@ -1,5 +1,5 @@
-"""The async API's side of Redis: a ``redis.asyncio`` client per event loop, and the async twins
-of the script calls, of ``run_calls`` and of :func:`~.steps.drive`.
+"""The async API's clients: a ``redis.asyncio`` client per event loop (``core/drive.py``'s
+``adrive`` runs steps on it).
 
 A ``redis.asyncio`` connection belongs to the loop that opened it, so each running loop gets its
 own client (and pool), built from the same settings as the sync client
@@ -13,8 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import redis
 import redis.asyncio
@@ -22,25 +21,10 @@ import redis.asyncio.cluster
 import redis.connection
 from django.core.exceptions import ImproperlyConfigured
 from redis.asyncio import connection as aconnection
-from redis.exceptions import NoScriptError, ResponseError
 
 from ..conf import conf
 from . import sentinel
-from .base import Metric
-from .batch import (
-    ScriptCall,
-    absorb_answers,
-    needs_follow_up,
-    refuses_only_this_write,
-    scripts_of,
-    settle,
-)
-from .catalogue import inline_catalogue, listing_steps
 from .connection import AsyncRedisClient, _cache_alias_client, is_url
-from .scripts import KeyOrArg, LuaScript, MetricsRefused, as_refusal
-from .steps import Calls, Op, Script, Steps, finish
-
-T = TypeVar("T")
 
 #: Each running loop's clients, keyed by (target, cluster, timeouts); a loop that is closed or
 #: collected takes its clients with it.
@@ -138,132 +122,3 @@ def _alias_client(alias: str, options: dict[str, Any]) -> AsyncRedisClient:
             connection_class=connection_class, **{**kwargs, **options}
         )
     )
-
-
-async def ascript(
-    client: AsyncRedisClient,
-    script: LuaScript,
-    keys: Sequence[KeyOrArg],
-    args: Sequence[KeyOrArg] = (),
-) -> Any:
-    """``script(client, keys, args)`` on the async client: EVALSHA, EVAL once on NOSCRIPT, a
-    ``DRM_REFUSED`` reply raised as :class:`~.scripts.MetricsRefused`."""
-    try:
-        try:
-            return await client.evalsha(script.sha, len(keys), *keys, *args)
-        except NoScriptError:
-            return await client.eval(script.source, len(keys), *keys, *args)
-    except ResponseError as exc:
-        refusal = as_refusal(exc)
-        if refusal is exc:
-            raise
-        raise refusal from exc
-
-
-async def arun_calls(
-    client: AsyncRedisClient,
-    calls: Sequence[ScriptCall],
-    errors: list[tuple[ScriptCall, Exception]] | None = None,
-    duplicates: list[ScriptCall] | None = None,
-) -> list[Any]:
-    """``run_calls`` on the async client: one round trip (one per node on a cluster), the
-    same errors, then each call's async follow-up (``ScriptCall.aafter``)."""
-    if len(calls) == 1:
-        call = calls[0]
-        try:
-            replies: list[Any] = [await ascript(client, call.script, call.keys, call.args)]
-        except MetricsRefused as exc:
-            replies = [exc]
-        except ResponseError as exc:
-            if not refuses_only_this_write(exc):
-                raise
-            replies = [exc]
-    else:
-        replies = await _apipelined(client, calls)
-    outcomes: list[tuple[bool, Any]] = []
-    for call, reply in zip(calls, replies, strict=True):
-        if needs_follow_up(call, reply):
-            try:
-                outcomes.append((True, await _afollow(client, call, reply)))
-            except Exception as exc:
-                outcomes.append((False, exc))
-    ready = iter(outcomes)
-    return settle(calls, replies, errors, duplicates, lambda _call, _reply: _unwrap(ready))
-
-
-async def _afollow(client: AsyncRedisClient, call: ScriptCall, reply: Any) -> Any:
-    if call.aafter is None:
-        raise TypeError(f"{call.script.name}: a write with a follow-up needs an async one.")
-    return await call.aafter(client, reply)
-
-
-def _unwrap(outcomes: Iterator[tuple[bool, Any]]) -> Any:
-    ok, value = next(outcomes)
-    if not ok:
-        raise value
-    return value
-
-
-async def _apipelined(client: AsyncRedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
-    pending = list(range(len(calls)))
-    replies: list[Any] = [None] * len(calls)
-    for attempt in range(2):
-        pipe: Any = client.pipeline(transaction=False)
-        for index in pending:
-            call = calls[index]
-            pipe.execute_command("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args)
-        answers = await pipe.execute(raise_on_error=False)
-        missing = absorb_answers(pending, answers, replies, attempt)
-        if not missing:
-            break
-        for script in scripts_of(calls, missing):
-            await client.script_load(script.source)
-        pending = missing
-    return replies
-
-
-async def adrive(steps: Steps[T], client: AsyncRedisClient | None = None) -> T:
-    """Run ``steps`` (see :mod:`.steps`) on the async ``client`` (default: the running loop's,
-    taken once the steps have validated their arguments)."""
-    try:
-        step = next(steps)
-        client = client or get_async_connection()
-        while True:
-            try:
-                reply = await _arun_step(client, step)
-            except Exception as exc:
-                step = steps.throw(exc)
-            else:
-                step = steps.send(reply)
-    except StopIteration as done:
-        result: T = done.value
-        return result
-    finally:
-        finish(steps)
-
-
-async def _arun_step(client: AsyncRedisClient, step: Any) -> Any:
-    if isinstance(step, Op):
-        return await getattr(client, step.method)(*step.args, **step.kwargs)
-    if isinstance(step, Script):
-        return await ascript(client, step.script, step.keys, step.args)
-    if isinstance(step, Calls):
-        return await arun_calls(client, step.calls)
-    pipe: Any = client.pipeline(transaction=False)
-    for op in step.ops:
-        getattr(pipe, op.method)(*op.args, **op.kwargs)
-    return await pipe.execute(raise_on_error=step.raise_on_error)
-
-
-class AsyncMetric(Metric):
-    """What the async twins of every kind share."""
-
-    async def _alisted(self, client: AsyncRedisClient, unlisted: Any) -> None:
-        """``Metric._listed`` on the async path: on Redis Cluster, list a metric its write
-        reported unlisted."""
-        if int(unlisted) and not inline_catalogue(client):
-            await adrive(listing_steps(self.KIND, self.name, self.meta_key), client)
-
-    async def aexists(self) -> bool:
-        """Whether the metric holds data (its meta hash exists)."""
-        return bool(await get_async_connection().exists(self.meta_key))

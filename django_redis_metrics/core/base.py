@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from . import catalogue
-from .connection import RedisClient
+from .drive import adrive
 from .keys import metric_key
+from .steps import Op, Steps
 
 
 class Metric:
@@ -37,8 +38,16 @@ class Metric:
         """The hash of this metric's stored configuration; also its catalogue marker."""
         return metric_key(self.KIND, self.name, "meta")
 
-    def _listed(self, client: RedisClient, unlisted: Any) -> None:
-        """After a write whose script reported the metric ``unlisted``: on Redis Cluster, where
-        the catalogue lives in another slot, list it now (single node: the script did)."""
-        if int(unlisted) and not catalogue.inline_catalogue(client):
-            catalogue.confirm_listed(client, self.KIND, self.name, self.meta_key)
+    def _listing_steps(self, unlisted: Any) -> Steps[None]:
+        """A write's follow-up: on Redis Cluster, where the catalogue lives in another slot, a
+        metric its script reported ``unlisted`` is listed now (on a single node the script
+        listed it, and reports nothing unlisted); the write's result is ``None``."""
+        if int(unlisted):
+            yield from catalogue.listing_steps(self.KIND, self.name, self.meta_key)
+
+    def _exists_steps(self) -> Steps[bool]:
+        return bool((yield Op("exists", self.meta_key)))
+
+    async def aexists(self) -> bool:
+        """Whether the metric holds data (its meta hash exists)."""
+        return await adrive(self._exists_steps())

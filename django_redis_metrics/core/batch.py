@@ -1,17 +1,18 @@
-"""Run model writes (Lua script calls) one at a time or many in a single pipelined round trip.
+"""Model writes (Lua script calls) one at a time or many in a single pipelined round trip.
 
-Every write a model makes is a :class:`ScriptCall`. ``run_calls`` sends one call as one EVALSHA, or
-many as one non-transactional pipeline; scripts the server has not cached yet (NOSCRIPT) are
-loaded and only those calls re-sent, which is safe because a NOSCRIPT call never ran.
+Every write a model makes is a :class:`~.steps.ScriptCall`. :func:`calls_steps` sends one call
+as one EVALSHA, or many as one non-transactional pipeline; scripts the server has not cached yet
+(NOSCRIPT) are loaded and only those calls re-sent, which is safe because a NOSCRIPT call never
+ran. Then come the steps of each call's follow-up. It is a generator of steps, so a write is
+sent the same way by every driver (``run_calls`` and :class:`Batch` drive it on the sync client).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import redis
 from redis.exceptions import (
     AskError,
     ClusterError,
@@ -27,52 +28,20 @@ from redis.exceptions import (
 )
 
 from .connection import RedisClient, get_redis_connection
+from .drive import drive
 from .scripts import (
     OUT_OF_ORDER,
     REFUSED,
-    KeyOrArg,
     LuaScript,
     MetricsRefused,
     as_refusal,
     error_code,
     is_duplicate,
     is_script_error,
-    once_key,
 )
+from .steps import Op, Pipe, ScriptCall, Steps
 
-AfterCallback = Callable[[RedisClient, Any], Any]
-AsyncAfterCallback = Callable[[Any, Any], Awaitable[Any]]
-
-
-@dataclass
-class ScriptCall:
-    """One atomic script call, and what to do with its reply (e.g. a cluster follow-up)."""
-
-    script: LuaScript
-    keys: Sequence[KeyOrArg]
-    args: Sequence[KeyOrArg]
-    after: AfterCallback | None = None
-    #: Made by :meth:`once`: a reply of :data:`~.scripts.DUPLICATE` means "already applied".
-    idempotent: bool = False
-    #: The follow-up on the async path (``core.aio.arun_calls``), when ``after`` needs Redis.
-    aafter: AsyncAfterCallback | None = None
-
-    def once(self, sender: str, seq: int, previous: int = 0) -> ScriptCall:
-        """This call through its script's idempotent variant, numbered ``seq`` by ``sender``:
-        sent again, it is not applied again (and its ``after`` callback is skipped).
-        ``previous``: the number of the call before it in its batch on the same metric (same
-        :meth:`once_key`), which must be applied first; 0 if none."""
-        return ScriptCall(
-            self.script.idempotent(),
-            [*self.keys, self.once_key()],
-            [*self.args, sender, seq, previous],
-            self.after,
-            idempotent=True,
-        )
-
-    def once_key(self) -> str:
-        """The hash remembering which of this metric's calls were applied."""
-        return once_key(str(self.keys[0]))
+__all__ = ["Batch", "ScriptCall", "calls_steps", "is_outage", "run_calls"]
 
 
 def run_calls(
@@ -81,20 +50,28 @@ def run_calls(
     errors: list[tuple[ScriptCall, Exception]] | None = None,
     duplicates: list[ScriptCall] | None = None,
 ) -> list[Any]:
-    """Run ``calls`` (one round trip however many), then their ``after`` callbacks.
+    """:func:`calls_steps` driven on the sync ``client``."""
+    return drive(calls_steps(calls, errors, duplicates), client)
 
-    Every callback runs even when an earlier one raises, and every call runs even when Redis
+
+def calls_steps(
+    calls: Sequence[ScriptCall],
+    errors: list[tuple[ScriptCall, Exception]] | None = None,
+    duplicates: list[ScriptCall] | None = None,
+) -> Steps[list[Any]]:
+    """Send ``calls`` (one round trip however many), then the steps of their follow-ups.
+
+    Every follow-up runs even when an earlier one raises, and every call runs even when Redis
     refuses another (see :func:`refuses_only_this_write`); the result of a failed call is
     ``None``. The errors are appended to ``errors`` when it is given (a ``DRM_REFUSED`` reply as
     :class:`~.scripts.MetricsRefused`, a ``ValueError``); otherwise the first one is raised once
-    all callbacks ran. Any other error reply is raised at once. An idempotent call that was
-    already applied has the result ``None``, skips its callback, and is appended to
+    all follow-ups ran. Any other error reply is raised at once. An idempotent call that was
+    already applied has the result ``None``, skips its follow-up, and is appended to
     ``duplicates`` when given.
     """
     if len(calls) == 1:
-        call = calls[0]
         try:
-            replies = [call.script(client, call.keys, call.args)]
+            replies: list[Any] = [(yield calls[0])]
         except MetricsRefused as exc:
             replies = [exc]
         except ResponseError as exc:
@@ -102,60 +79,28 @@ def run_calls(
                 raise
             replies = [exc]
     else:
-        replies = _pipelined(client, calls)
-    return settle(
-        calls, replies, errors, duplicates, lambda call, reply: _after(client, call, reply)
-    )
-
-
-def _after(client: RedisClient, call: ScriptCall, reply: Any) -> Any:
-    return reply if call.after is None else call.after(client, reply)
-
-
-def settle(
-    calls: Sequence[ScriptCall],
-    replies: Sequence[Any],
-    errors: list[tuple[ScriptCall, Exception]] | None,
-    duplicates: list[ScriptCall] | None,
-    follow: Callable[[ScriptCall, Any], Any],
-) -> list[Any]:
-    """The results of ``calls`` from their ``replies``, as :func:`run_calls` documents:
-    ``follow(call, reply)`` runs each call's follow-up (a reply that is an error or a duplicate
-    has none)."""
+        replies = yield from _pipelined(calls)
     results: list[Any] = []
     failed: list[tuple[ScriptCall, Exception]] = [] if errors is None else errors
     for call, reply in zip(calls, replies, strict=True):
         if isinstance(reply, ResponseError | MetricsRefused):
             failed.append((call, as_refusal(reply)))
             results.append(None)
-            continue
-        if call.idempotent and is_duplicate(reply):
+        elif call.idempotent and is_duplicate(reply):
             results.append(None)
             if duplicates is not None:
                 duplicates.append(call)
-            continue
-        if not has_follow_up(call):
+        elif call.then is None:
             results.append(reply)
-            continue
-        try:
-            results.append(follow(call, reply))
-        except Exception as exc:
-            failed.append((call, exc))
-            results.append(None)
+        else:
+            try:
+                results.append((yield from call.then(reply)))
+            except Exception as exc:
+                failed.append((call, exc))
+                results.append(None)
     if errors is None and failed:
         raise failed[0][1]
     return results
-
-
-def has_follow_up(call: ScriptCall) -> bool:
-    return call.after is not None or call.aafter is not None
-
-
-def needs_follow_up(call: ScriptCall, reply: Any) -> bool:
-    """Whether :func:`settle` runs ``call``'s follow-up for ``reply``."""
-    if isinstance(reply, ResponseError | MetricsRefused):
-        return False
-    return has_follow_up(call) and not (call.idempotent and is_duplicate(reply))
 
 
 #: Error codes of replies that concern one call only: a key holding another type (Redis's own
@@ -209,22 +154,16 @@ def is_outage(error: BaseException) -> bool:
     return isinstance(error, UNREACHABLE)
 
 
-def _pipelined(client: RedisClient, calls: Sequence[ScriptCall]) -> list[Any]:
+def _pipelined(calls: Sequence[ScriptCall]) -> Steps[list[Any]]:
     pending = list(range(len(calls)))
     replies: list[Any] = [None] * len(calls)
     for attempt in range(2):
-        if isinstance(client, redis.Redis) and client.connection is None:
-            answers = _send_direct(client, [calls[index] for index in pending])
-        else:
-            pipe = client.pipeline(transaction=False)
-            for index in pending:
-                calls[index].script.queue(pipe, calls[index].keys, calls[index].args)
-            answers = pipe.execute(raise_on_error=False)
+        answers = yield Pipe([calls[index] for index in pending], raise_on_error=False)
         missing = absorb_answers(pending, answers, replies, attempt)
         if not missing:
             break
         for script in scripts_of(calls, missing):
-            script.ensure_loaded(client)
+            yield Op("script_load", script.source)
         pending = missing
     return replies
 
@@ -250,56 +189,6 @@ def scripts_of(calls: Sequence[ScriptCall], indexes: Sequence[int]) -> list[LuaS
     return list({calls[index].script.sha: calls[index].script for index in indexes}.values())
 
 
-def read_with_scripts(
-    client: RedisClient, fill: Callable[[Any], None], scripts: Sequence[LuaScript]
-) -> list[Any]:
-    """Run the read-only pipeline that ``fill(pipe)`` queues; if the server lacks one of
-    ``scripts`` (NOSCRIPT), load them and run it once more. Replies that are errors come back
-    as exceptions in the list."""
-    for attempt in range(2):
-        pipe = client.pipeline(transaction=False)
-        fill(pipe)
-        replies: list[Any] = pipe.execute(raise_on_error=False)
-        if attempt or not any(isinstance(reply, NoScriptError) for reply in replies):
-            break
-        for script in scripts:
-            script.ensure_loaded(client)
-    return replies
-
-
-def _send_direct(client: redis.Redis, calls: Sequence[ScriptCall]) -> list[Any]:
-    """What ``pipeline(transaction=False).execute(raise_on_error=False)`` does on one server,
-    retries included, without its per-command bookkeeping (this is the sender thread's hot
-    path): one packed write, every reply read (error replies as exceptions) so the pooled
-    socket stays in step."""
-    commands = [
-        ("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args) for call in calls
-    ]
-    pool = client.connection_pool
-    connection: Any = pool.get_connection()  # redis-py leaves these methods untyped
-
-    def attempt() -> list[Any]:
-        connection.send_packed_command(connection.pack_commands(commands))
-        answers: list[Any] = []
-        for _command in commands:
-            try:
-                answers.append(connection.read_response())
-            except ResponseError as exc:
-                answers.append(exc)
-        return answers
-
-    try:
-        answers: list[Any] = connection.retry.call_with_retry(
-            attempt, lambda _error: connection.disconnect()
-        )
-        return answers
-    except BaseException:
-        connection.disconnect()  # replies may be left unread: never reuse this socket as is
-        raise
-    finally:
-        pool.release(connection)
-
-
 @dataclass
 class Batch:
     """Collects writes from any metrics and sends them together in one round trip.
@@ -315,8 +204,8 @@ class Batch:
     client: RedisClient | None = None
     calls: list[ScriptCall] = field(default_factory=list)
     results: list[Any] = field(default_factory=list)
-    #: Set once the round trip succeeded: the writes are stored (bar those refused, whose
-    #: ``after`` callbacks raised: they are in ``errors``).
+    #: Set once the round trip succeeded: the writes are stored (bar those refused, or whose
+    #: follow-ups raised: they are in ``errors``).
     sent: bool = False
     errors: list[tuple[ScriptCall, Exception]] = field(default_factory=list)
     #: Idempotent calls the last round trip found already applied (their reply had been lost).
@@ -326,8 +215,8 @@ class Batch:
         self.calls.append(call)
 
     def execute(self) -> list[Any]:
-        """Send the queued writes in one round trip and run every ``after`` callback; the first
-        callback error (if any) is raised once all of them ran, the others are in ``errors``."""
+        """Send the queued writes in one round trip and run every follow-up; the first error (if
+        any) is raised once all of them ran, the others are in ``errors``."""
         if not self.calls:
             return []
         client = self.client or get_redis_connection()

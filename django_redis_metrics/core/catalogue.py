@@ -26,15 +26,15 @@ def register(client: RedisClient, kind: str, name: str) -> None:
     client.zadd(catalogue_key(kind), {name: 0})
 
 
-def confirm_listed(client: RedisClient, kind: str, name: str, meta_key: str) -> None:
-    """List ``name``, then flag its meta hash (if still there) so its writes stop asking."""
-    register(client, kind, name)
-    script("catalogue_confirm")(client, [meta_key])
+def register_steps(kind: str, name: str) -> Steps[None]:
+    """:func:`register` as steps."""
+    yield Op("zadd", catalogue_key(kind), {name: 0})
 
 
 def listing_steps(kind: str, name: str, meta_key: str) -> Steps[None]:
-    """:func:`confirm_listed` as steps, for the async path (``core.aio``)."""
-    yield Op("zadd", catalogue_key(kind), {name: 0})
+    """List ``name``, then flag its meta hash (if still there) so its writes stop asking (a
+    cluster write's follow-up)."""
+    yield from register_steps(kind, name)
     yield Script(script("catalogue_confirm"), [meta_key])
 
 

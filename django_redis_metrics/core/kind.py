@@ -14,17 +14,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .base import Metric
 from .cleaning import Cleaner
+from .steps import Steps
 
 if TYPE_CHECKING:
     from prometheus_client.core import Metric as Family
 
 
 class ReadPlan(Protocol):
-    """The reads of one scrape (``exposition.collector.Plan``): a kind queues a read hook
-    (``(commands, parse)``) and what to do with its parsed answer; every kind's reads then
-    travel together, in a few pipelined round trips."""
+    """The reads of one scrape (``exposition.collector.Plan``): a kind queues a read's steps
+    (``core/steps.py``) and what to do with its answer; every kind's reads then travel
+    together (the gather driver), in a few pipelined round trips."""
 
-    def add(self, hook: Any, use: Callable[[Any], None]) -> None: ...
+    def add(self, steps: Steps[Any], use: Callable[[Any], None]) -> None: ...
 
 
 #: Queues a kind's reads on the scrape's plan and returns the families those reads fill.

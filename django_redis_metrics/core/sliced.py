@@ -14,13 +14,14 @@ from typing import Any, ClassVar, Self
 
 from ..conf import conf
 from . import catalogue
-from .aio import AsyncMetric
+from .base import Metric
 from .batch import Batch, ScriptCall, run_calls
 from .connection import AnyRedisClient, RedisClient, get_redis_connection
+from .drive import drive
 from .keys import catalogue_key, metric_key, to_str, validate_name
 from .retention import MAX_AHEAD, validate_precisions, validate_samples
 from .scripts import LuaScript
-from .steps import Op, Pipe, Steps, drive
+from .steps import Op, Pipe, Steps
 from .timeutil import When, slice_start, slice_starts, to_timestamp
 from .validation import integer, positive_int
 
@@ -38,7 +39,7 @@ def precision_samples(meta: Mapping[Any, Any]) -> dict[int, int]:
     }
 
 
-class SlicedMetric(AsyncMetric):
+class SlicedMetric(Metric):
     """A metric kept at several precisions, the newest ``samples`` slices of each; defaults
     from the settings named by ``PRECISIONS_SETTING`` and ``SAMPLES_SETTING``."""
 
@@ -117,7 +118,7 @@ class SlicedMetric(AsyncMetric):
             call_args += [precision, slice_start(timestamp, precision)]
         if inline:
             keys.append(catalogue_key(self.KIND))
-        return ScriptCall(script, keys, call_args, after=self._listed, aafter=self._alisted)
+        return ScriptCall(script, keys, call_args, self._listing_steps)
 
     @staticmethod
     def _send(make: Callable[[RedisClient], ScriptCall], batch: Batch | None) -> None:
@@ -137,7 +138,7 @@ class SlicedMetric(AsyncMetric):
         catalogue.unregister(client, self.KIND, self.name, self.meta_key)
 
     def exists(self) -> bool:
-        return bool(get_redis_connection().exists(self.meta_key))
+        return drive(self._exists_steps())
 
     def _slices(self, precision: int, chunk: int = 1000) -> list[tuple[int, str]]:
         """Every stored ``(slice start, value)`` of ``precision``, oldest first (HSCAN)."""

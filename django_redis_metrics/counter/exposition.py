@@ -18,5 +18,5 @@ def counter_families(plan: ReadPlan) -> Iterator[Metric]:
         labels=["metric"],
     )
     for counter in Counter.objects.all():
-        plan.add(counter.lifetime_total_reads(), adder(counters, counter.name))
+        plan.add(counter._lifetime_total_steps(), adder(counters, counter.name))
     yield counters

@@ -15,16 +15,17 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
-from ..core.batch import Batch, ScriptCall, run_calls
+from ..core.aio import get_async_connection
+from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
+from ..core.drive import adrive, drive
 from ..core.keys import catalogue_key, metric_key, to_str
 from ..core.retention import MAX_AHEAD
 from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
-from ..core.steps import Op, Steps, drive
+from ..core.steps import Op, Read, Steps, reads_of
 from ..core.timeutil import When, slice_start, to_timestamp
 from ..core.validation import integer
-from .aio import CounterAsync
 from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
@@ -42,7 +43,7 @@ def validate_count(count: object) -> int:
     return count
 
 
-class Counter(CounterAsync, SlicedMetric):
+class Counter(SlicedMetric):
     """A named counter at several precisions.
 
     >>> hits = Counter("hits")
@@ -92,12 +93,8 @@ class Counter(CounterAsync, SlicedMetric):
         All input is validated before anything is written. Each script call is atomic and
         carries at most ``MAX_PAIRS_PER_CALL`` slices; returns the number of calls made.
         """
-        totals = self._totals(increments)
         client = get_redis_connection()
-        calls = self._incr_calls(totals, client)
-        if calls:
-            run_calls(client, calls)
-        return len(calls)
+        return drive(self._incr_many_steps(client, increments), client)
 
     @staticmethod
     def _checked(count: object, when: When) -> tuple[int, float]:
@@ -154,9 +151,47 @@ class Counter(CounterAsync, SlicedMetric):
                 args += [start, count]
         if inline:
             keys.append(catalogue_key(KIND))
-        return ScriptCall(
-            script("counter_incr"), keys, args, after=self._listed, aafter=self._alisted
-        )
+        return ScriptCall(script("counter_incr"), keys, args, self._listing_steps)
+
+    def _incr_steps(self, client: AnyRedisClient, count: object, when: When) -> Steps[None]:
+        """``incr``'s write, checked, as steps (``client`` tells whether the script lists the
+        counter itself)."""
+        count, timestamp = self._checked(count, when)
+        yield from calls_steps([self._incr_call(self._slices_of(count, timestamp), client, count)])
+
+    def _incr_many_steps(
+        self, client: AnyRedisClient, increments: Iterable[tuple[When, int]]
+    ) -> Steps[int]:
+        """``incr_many``'s writes, everything checked first, as steps; the number of calls."""
+        calls = self._incr_calls(self._totals(increments), client)
+        if calls:
+            yield from calls_steps(calls)
+        return len(calls)
+
+    async def aincr(self, count: int = 1, when: When = None) -> None:
+        """``incr`` awaited: one atomic round trip. (``incr(defer=True)`` never waits on Redis
+        either, and suits async views as well.)"""
+        client = get_async_connection()
+        await adrive(self._incr_steps(client, count, when), client)
+
+    async def aincr_many(self, increments: Iterable[tuple[When, int]]) -> int:
+        """``incr_many`` awaited: everything validated first; returns the number of calls."""
+        client = get_async_connection()
+        return await adrive(self._incr_many_steps(client, increments), client)
+
+    async def aseries(self, precision: int) -> list[tuple[int, int]]:
+        """``series`` awaited."""
+        return await adrive(self._series_steps(precision))
+
+    async def arecent(
+        self, precision: int, count: int | None = None, until: When = None
+    ) -> list[tuple[int, int]]:
+        """``recent`` awaited."""
+        return await adrive(self._recent_steps(precision, count, until))
+
+    async def atotal(self, precision: int | None = None) -> int:
+        """``total`` awaited."""
+        return sum(count for _, count in await self.aseries(self._total_precision(precision)))
 
     # Reading
 
@@ -196,15 +231,17 @@ class Counter(CounterAsync, SlicedMetric):
         apart from the slices, never trimmed, so it only ever changes by what is added (a
         Prometheus counter's value). It goes when the counter goes: ``delete()``, or no write
         for its longest retention (TTL, or a cleaner retiring the emptied counter)."""
-        return _parse_total([get_redis_connection().hget(self.meta_key, LIFETIME_FIELD)])
+        return drive(self._lifetime_total_steps())
 
-    def lifetime_total_reads(
-        self,
-    ) -> tuple[list[tuple[str, tuple[Any, ...]]], Callable[[Sequence[Any]], int]]:
+    def _lifetime_total_steps(self) -> Steps[int]:
+        value = yield Op("hget", self.meta_key, LIFETIME_FIELD)
+        return 0 if value is None else int(to_str(value))
+
+    def lifetime_total_reads(self) -> tuple[list[Read], Callable[[Sequence[Any]], int]]:
         """``lifetime_total()`` for a shared pipeline: ``(commands, parse)``, ``commands`` a
         list of ``(redis-py method name, args)`` to queue, ``parse(replies)`` their replies (in
         order) turned into the total."""
-        return [("hget", (self.meta_key, LIFETIME_FIELD))], _parse_total
+        return reads_of(self._lifetime_total_steps)
 
     def total(self, precision: int | None = None) -> int:
         """The sum of the stored samples of ``precision`` (default: the coarsest)."""
@@ -212,11 +249,6 @@ class Counter(CounterAsync, SlicedMetric):
 
     def _total_precision(self, precision: int | None) -> int:
         return max(self.precisions) if precision is None else precision
-
-
-def _parse_total(replies: Sequence[Any]) -> int:
-    (value,) = replies
-    return 0 if value is None else int(to_str(value))
 
 
 def _chunks(totals: dict[int, dict[int, int]], size: int) -> Iterable[dict[int, dict[int, int]]]:

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from ..core.kind import ReadPlan
-from ..exposition.families import NAMESPACE, adder, current_period, first_int
+from ..core.steps import Op
+from ..exposition.families import NAMESPACE, adder, count_steps, current_period
 from .model import UniqueEstimate
 
 
@@ -23,6 +24,6 @@ def estimate_families(plan: ReadPlan) -> Iterator[Metric]:
             # Through execute_command: redis-py's cluster pipeline refuses its pfcount(),
             # which may name keys in several slots (one key always has one).
             key = current_period(estimate, period)
-            hook = ([("execute_command", ("PFCOUNT", key))], first_int)
-            plan.add(hook, adder(estimates, estimate.name, period))
+            read = count_steps(Op("execute_command", "PFCOUNT", key))
+            plan.add(read, adder(estimates, estimate.name, period))
     yield estimates

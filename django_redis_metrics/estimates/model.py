@@ -14,9 +14,11 @@ from datetime import date, tzinfo
 from typing import ClassVar
 
 from ..core import catalogue, deferral
-from ..core.batch import Batch, ScriptCall, run_calls
+from ..core.aio import get_async_connection
+from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import get_redis_connection
 from ..core.cover import cover_days
+from ..core.drive import adrive, drive
 from ..core.keys import catalogue_key, metric_key, to_str
 from ..core.periodic import PeriodicMetric
 from ..core.periods import (
@@ -29,9 +31,9 @@ from ..core.periods import (
     period_class,
 )
 from ..core.retention import MAX_AHEAD
+from ..core.steps import Op, Steps
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
-from .aio import EstimateAsync
 from .items import normalize_item
 from .keys import KIND
 from .query import EstimateQuery, script
@@ -57,7 +59,7 @@ def _bounded(name: str, timestamp: float, zone: tzinfo, keep: int) -> tuple[Peri
     return found
 
 
-class UniqueEstimate(EstimateAsync, PeriodicMetric):
+class UniqueEstimate(PeriodicMetric):
     """Approximate distinct items (visitors, sessions, search terms) per calendar period.
 
     >>> visitors = UniqueEstimate("visitors")
@@ -128,9 +130,17 @@ class UniqueEstimate(EstimateAsync, PeriodicMetric):
         ]
         for period, expires, oldest in periods:
             args += [period.suffix, int(period.start_ts), expires, int(oldest)]
-        return ScriptCall(
-            script("estimate_add"), keys, args, after=self._listed, aafter=self._alisted
-        )
+        return ScriptCall(script("estimate_add"), keys, args, self._listing_steps)
+
+    async def aadd(self, item: object, when: When = None) -> None:
+        """``add`` awaited: one atomic round trip. (``add(defer=True)`` never waits on Redis
+        either, and suits async views as well.)"""
+        client = get_async_connection()
+        await adrive(self._add_steps(item, when, catalogue.inline_catalogue(client)), client)
+
+    def _add_steps(self, item: object, when: When, inline: bool) -> Steps[None]:
+        text, timestamp = normalize_item(item), to_timestamp(when)
+        yield from calls_steps([self._add_call(text, timestamp, inline)])
 
     def delete(self) -> None:
         """Remove every period key of this estimate and its catalogue entry (in bounded steps)."""
@@ -150,12 +160,19 @@ class UniqueEstimate(EstimateAsync, PeriodicMetric):
 
     def exists(self) -> bool:
         """Whether the estimate holds data (its meta hash, written by every write, exists)."""
-        return bool(get_redis_connection().exists(self.meta_key))
+        return drive(self._exists_steps())
 
     def count(self, period: str | Period, when: When = None) -> int:
         """Distinct items (an estimate) in the ``period`` ("hour", "day", "week", "month")
         holding ``when`` (default: now): one ``PFCOUNT``."""
-        return int(get_redis_connection().pfcount(self.key(self._period(period, when))))
+        return drive(self._count_steps(period, when))
+
+    async def acount(self, period: str | Period, when: When = None) -> int:
+        """``count`` awaited: one ``PFCOUNT``."""
+        return await adrive(self._count_steps(period, when))
+
+    def _count_steps(self, period: str | Period, when: When) -> Steps[int]:
+        return int((yield Op("pfcount", self.key(self._period(period, when)))))
 
     def between(self, start: When | date, end: When | date) -> EstimateQuery:
         """Items added on any day from ``start``'s day to ``end``'s day (inclusive); ``start``

@@ -13,11 +13,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..core.aio import adrive
+from ..core.drive import adrive, drive
 from ..core.keys import temp_key
 from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
-from ..core.steps import Op, Script, Steps, drive
+from ..core.steps import Op, Script, Steps
 from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])

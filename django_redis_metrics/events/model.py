@@ -20,23 +20,22 @@ from typing import Any, ClassVar, Literal, overload
 
 from ..conf import conf
 from ..core import catalogue, deferral
+from ..core.aio import get_async_connection
 from ..core.base import Metric
-from ..core.batch import Batch, ScriptCall, run_calls
+from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, RedisClient, get_redis_connection
+from ..core.drive import adrive, drive
 from ..core.keys import catalogue_key, to_str, validate_name
 from ..core.retention import MAX_AHEAD
 from ..core.retention import validate_retention as _retention_seconds
-from ..core.steps import Calls, Steps, drive
+from ..core.steps import Steps
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import integer, positive_int
 from .aio import SeriesAsync
-from .codec import bound, encode_value, score, utf8, valid_field, validate_field_name
+from .codec import bound, score, validate_field_name
 from .keys import KIND, OTHER_VALUE
-from .queries import SeriesQueries, script
-
-#: One validated event: (score, UTF-8 field/value pairs, (indexed field, text) pairs).
-Prepared = tuple[str, list[bytes], list[tuple[str, str]]]
-
+from .prepare import Prepared, prepare, prepared_chunks
+from .queries import script
 
 #: Largest cap of distinct values per indexed field (each value is a sorted set of its own).
 MAX_DISTINCT_VALUES = 100_000
@@ -55,7 +54,7 @@ def validate_max_values(value: object, what: str = "max_values") -> int:
     return number
 
 
-class EventSeries(SeriesAsync, SeriesQueries, Metric):
+class EventSeries(SeriesAsync, Metric):
     """A named stream of events, each a dict of fields with a timestamp.
 
     >>> orders = EventSeries("orders", index=["type"])
@@ -181,7 +180,7 @@ class EventSeries(SeriesAsync, SeriesQueries, Metric):
         if batch is not None and not isinstance(batch, Batch):
             raise TypeError(f"batch must be a Batch, not {type(batch).__name__}: {batch!r}.")
         deferred = deferral.check_defer(defer, batch)
-        event = self._prepare(when, fields)
+        event = prepare(self, when, fields)
         if deferred:
             deferral.sink().write(self.name, lambda later: self._add_recorded(later, event))
             return None
@@ -193,6 +192,31 @@ class EventSeries(SeriesAsync, SeriesQueries, Metric):
         first: int = run_calls(client, [call])[0]
         return first
 
+    async def arecord(self, when: When = None, **fields: Any) -> int:
+        """``record`` awaited: one atomic round trip; returns the event's id. (For a write that
+        never waits on Redis, ``record(defer=True)`` suits async views as well.)"""
+        for name in ("batch", "defer"):  # no field names: options of record() only
+            if name in fields:
+                raise TypeError(
+                    f"arecord() takes no {name!r}: use record({name}=...), which never waits "
+                    "on Redis when deferred."
+                )
+        client = get_async_connection()
+        return await adrive(self._record_steps(client, when, fields), client)
+
+    def _record_steps(
+        self, client: AnyRedisClient, when: When, fields: Mapping[str, Any]
+    ) -> Steps[int]:
+        event = prepare(self, when, fields)
+        first: int = (yield from calls_steps([self._record_call([event], client)]))[0]
+        return first
+
+    async def arecord_many(self, events: Iterable[Mapping[str, Any]]) -> list[int]:
+        """``record_many`` awaited: everything validated first; the new ids in input order."""
+        chunks = prepared_chunks(self, events)
+        client = get_async_connection()
+        return await adrive(self._record_many_steps(chunks, client), client)
+
     def record_many(self, events: Iterable[Mapping[str, Any]]) -> list[int]:
         """Record many events (mappings of fields, each with an optional ``"when"``); for imports.
 
@@ -201,32 +225,9 @@ class EventSeries(SeriesAsync, SeriesQueries, Metric):
         fields; up to ``MAX_CALLS_PER_PIPELINE`` calls share one round trip. Returns the new
         ids in input order.
         """
-        chunks = self._record_chunks(events)
+        chunks = prepared_chunks(self, events)
         client = get_redis_connection()
         return drive(self._record_many_steps(chunks, client), client)
-
-    def _record_chunks(self, events: Iterable[Mapping[str, Any]]) -> list[list[Prepared]]:
-        """``record_many``'s events validated and grouped into script calls."""
-        chunks: list[list[Prepared]] = []
-        chunk: list[Prepared] = []
-        weight = 0
-        for item in events:
-            if not isinstance(item, Mapping):
-                raise TypeError(f"record_many expects mappings of fields, not {item!r}.")
-            fields = dict(item)
-            when = fields.pop("when", None)
-            event = self._prepare(when, fields)
-            size = len(event[1]) // 2
-            if chunk and (
-                len(chunk) >= self.MAX_EVENTS_PER_CALL or weight + size > self.MAX_FIELDS_PER_CALL
-            ):
-                chunks.append(chunk)
-                chunk, weight = [], 0
-            chunk.append(event)
-            weight += size
-        if chunk:
-            chunks.append(chunk)
-        return chunks
 
     def _record_many_steps(
         self, chunks: list[list[Prepared]], client: AnyRedisClient
@@ -235,43 +236,9 @@ class EventSeries(SeriesAsync, SeriesQueries, Metric):
         for i in range(0, len(chunks), self.MAX_CALLS_PER_PIPELINE):
             group = chunks[i : i + self.MAX_CALLS_PER_PIPELINE]
             calls = [self._record_call(chunk, client) for chunk in group]
-            for chunk, first in zip(group, (yield Calls(calls)), strict=True):
+            for chunk, first in zip(group, (yield from calls_steps(calls)), strict=True):
                 ids.extend(range(first, first + len(chunk)))
         return ids
-
-    def _prepare(self, when: When, fields: Mapping[str, Any]) -> Prepared:
-        """Validate one event: (score, flat field/value pairs encoded as UTF-8, (indexed field,
-        text) pairs). Everything is encoded here, so sending it can no longer fail."""
-        if not fields:
-            raise ValueError(f"An event of {self.name!r} needs at least one field.")
-        if len(fields) > self.MAX_FIELDS:
-            raise ValueError(
-                f"An event of {self.name!r} may have at most {self.MAX_FIELDS} fields, "
-                f"not {len(fields)}."
-            )
-        timestamp = to_timestamp(when)
-        flat: list[bytes] = []
-        entries: list[tuple[str, str]] = []
-        for field, value in fields.items():
-            valid_field(field)
-            stored, text = encode_value(field, value)
-            encoded = utf8(stored, f"The value of field {field!r}")
-            indexed = field in self.index
-            if indexed and len(encoded) - 2 > self.MAX_INDEXED_VALUE_BYTES:  # the text, untagged
-                raise ValueError(
-                    f"The value of the indexed field {field!r} takes {len(encoded) - 2} bytes; "
-                    f"at most {self.MAX_INDEXED_VALUE_BYTES} are allowed: an indexed value names "
-                    "a key (EventSeries.MAX_INDEXED_VALUE_BYTES)."
-                )
-            if len(encoded) > self.MAX_VALUE_BYTES:
-                raise ValueError(
-                    f"The value of field {field!r} takes {len(encoded)} bytes; at most "
-                    f"{self.MAX_VALUE_BYTES} are allowed (EventSeries.MAX_VALUE_BYTES)."
-                )
-            flat += [field.encode("utf-8"), encoded]
-            if indexed:
-                entries.append((field, text))
-        return score(timestamp), flat, entries
 
     def _add_recorded(self, batch: Batch, event: Prepared) -> None:
         """Add an event checked earlier (a deferred ``record``) to ``batch``."""
@@ -315,16 +282,12 @@ class EventSeries(SeriesAsync, SeriesQueries, Metric):
                 args += [position, entry[1]]
         if inline:
             keys.append(catalogue_key(KIND))
-        return ScriptCall(
-            script("events_record"),
-            keys,
-            args,
-            after=self._after_record,
-            aafter=self._aafter_record,
-        )
+        return ScriptCall(script("events_record"), keys, args, self._recorded_steps)
 
-    def _after_record(self, client: RedisClient, reply: Any) -> int:
-        self._listed(client, reply[1])
+    def _recorded_steps(self, reply: Any) -> Steps[int]:
+        """A record's follow-up: the series listed if its script says so (on a cluster); the
+        result is the first new event's id."""
+        yield from self._listing_steps(reply[1])
         return int(reply[0])
 
     # Retention

@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from ..core.connection import get_redis_connection
+from ..core.drive import drive
 from ..core.keys import to_str
 from ..core.retention import ttl_ms
 from ..core.scripts import ScriptLibrary
-from ..core.steps import Op, Script, Steps, drive
+from ..core.steps import Op, Script, Steps
 from ..core.timeutil import When
 from ..core.validation import positive_int
 from .codec import (
@@ -138,18 +139,12 @@ class SeriesQueries(SeriesKeys):
         (however late or back-dated) drops that window from the cache in the same atomic step.
         A clipped window is always counted, never cached.
         """
-        client = get_redis_connection()
-        counts_script = script("events_counts")
-        result: list[int] = []
-        for keys, args in self.plan_counts(start, end, window, cache=cache):
-            result += parse_counts(counts_script(client, keys, args))
-        return result
+        return drive(self._counts_steps(start, end, window, cache))
 
-    def plan_counts(
-        self, start: When, end: When, window: int | float, *, cache: bool = True
-    ) -> list[tuple[list[str], list[str | int]]]:
-        """The ``events_counts`` script calls (keys, args) of ``counts``, in order; validates
-        everything and touches no Redis, so sync and async callers share it."""
+    def _counts_steps(
+        self, start: When, end: When, window: int | float, cache: bool
+    ) -> Steps[list[int]]:
+        """``counts``' ``events_counts`` script calls, in order, everything validated first."""
         window = validate_window(window)
         lo, hi = time_range(start, end)
         if (hi - lo) / window > self.MAX_WINDOWS:  # also catches windows too small to index
@@ -187,13 +182,15 @@ class SeriesQueries(SeriesKeys):
         else:
             keys = [self.time_key]
             head = ["", now, self.MAX_CACHED_SIZES, self.MAX_CACHE_ENTRIES, 0]
-        calls: list[tuple[list[str], list[str | int]]] = []
+        counts_script = script("events_counts")
+        result: list[int] = []
         for k in range(first, last + 1, self.MAX_WINDOWS_PER_CALL):
             stop = min(k + self.MAX_WINDOWS_PER_CALL, last + 1)
             bounds = [score(i * window) for i in range(k, stop + 1)]
             clips = [low if k == first else "", high if stop == last + 1 else ""]
-            calls.append((keys, [*head, *clips, *bounds]))
-        return calls
+            args: list[str | int] = [*head, *clips, *bounds]
+            result += parse_counts((yield Script(counts_script, keys, args)))
+        return result
 
     def count_by(self, field: str, start: When, end: When) -> dict[str, int]:
         """Events per value (its text, see ``encode_value``) of ``field``; events without it

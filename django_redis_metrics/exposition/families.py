@@ -1,4 +1,4 @@
-"""What the kinds' Prometheus families share: the namespace, and the readers of simple replies.
+"""What the kinds' Prometheus families share: the namespace, and the reads of simple counts.
 
 Each kind builds its own families (``counter/exposition.py``, ...), queueing its reads on the
 scrape's plan (``collector.Plan``); the collector gathers them from the registry of kinds.
@@ -11,6 +11,7 @@ from typing import Any
 
 from ..core.periodic import PeriodicMetric
 from ..core.periods import period_class
+from ..core.steps import Op, Steps
 
 #: Prefix of every family this app exposes.
 NAMESPACE = "django_redis_metrics"
@@ -21,8 +22,9 @@ def current_period(metric: PeriodicMetric, period: str) -> Any:
     return metric.key(period_class(period).containing(None))
 
 
-def first_int(replies: list[Any]) -> int:
-    return int(replies[0])
+def count_steps(read: Op) -> Steps[int]:
+    """One read whose reply is a count."""
+    return int((yield read))
 
 
 def adder(family: Any, *labels: str) -> Callable[[Any], None]:

@@ -17,7 +17,7 @@ def gauge_families(plan: ReadPlan) -> Iterator[Metric]:
         f"{NAMESPACE}_gauge", "The latest value set on each gauge.", labels=["metric"]
     )
     for gauge in Gauge.objects.all():
-        plan.add(gauge.latest_reads(), _latest_adder(gauges, gauge.name))
+        plan.add(gauge._latest_steps(), _latest_adder(gauges, gauge.name))
     yield gauges
 
 

@@ -7,20 +7,21 @@ every precision and the gauge's latest value, and enforces the retention as coun
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from functools import partial
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
-from ..core.batch import Batch, ScriptCall
-from ..core.connection import AnyRedisClient, get_redis_connection
+from ..core.aio import get_async_connection
+from ..core.batch import Batch, ScriptCall, calls_steps
+from ..core.connection import AnyRedisClient
+from ..core.drive import adrive, drive
 from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
-from ..core.steps import Steps, drive
+from ..core.steps import Op, Read, Steps, reads_of
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import measure
-from .aio import GaugeAsync
 from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
@@ -29,7 +30,7 @@ script = ScriptLibrary(__name__.rpartition(".")[0])
 LATEST = "v"
 
 
-class Gauge(GaugeAsync, SlicedMetric):
+class Gauge(SlicedMetric):
     """A value set from time to time, kept at several precisions.
 
     >>> queue = Gauge("queue:emails")
@@ -83,26 +84,45 @@ class Gauge(GaugeAsync, SlicedMetric):
 
     def latest_reads(
         self,
-    ) -> tuple[
-        list[tuple[str, tuple[Any, ...]]], Callable[[list[Any]], tuple[float, float] | None]
-    ]:
+    ) -> tuple[list[Read], Callable[[Sequence[Any]], tuple[float, float] | None]]:
         """The reads behind :meth:`latest`, for a caller's own pipeline (an exporter):
         ``commands`` as ``(redis-py pipeline method name, args)``, and ``parse(replies)``
         giving ``latest()``'s answer from their replies, in order."""
+        return reads_of(self._latest_steps)
 
-        def parse(replies: list[Any]) -> tuple[float, float] | None:
-            if replies[0] is None:
-                return None
-            when, value = _text(replies[0]).split(",")
-            return float(when), float(value)
-
-        return [("hget", (self.meta_key, LATEST))], parse
+    def _latest_steps(self) -> Steps[tuple[float, float] | None]:
+        reply = yield Op("hget", self.meta_key, LATEST)
+        if reply is None:
+            return None
+        when, value = _text(reply).split(",")
+        return float(when), float(value)
 
     def latest(self) -> tuple[float, float] | None:
         """``(when, value)`` of the latest value, or ``None``."""
-        commands, parse = self.latest_reads()
-        client = get_redis_connection()
-        return parse([getattr(client, name)(*args) for name, args in commands])
+        return drive(self._latest_steps())
+
+    async def aset(self, value: float | Decimal, when: When = None) -> None:
+        """``set`` awaited: one atomic round trip. (``set(defer=True)`` never waits on Redis
+        either, and suits async views as well.)"""
+        client = get_async_connection()
+        await adrive(self._set_steps(client, value, when), client)
+
+    def _set_steps(self, client: AnyRedisClient, value: float | Decimal, when: When) -> Steps[None]:
+        number, timestamp = measure(value), to_timestamp(when)
+        yield from calls_steps([self._set_call(number, timestamp, client)])
+
+    async def aget(self) -> float | None:
+        """``get`` awaited."""
+        latest = await self.alatest()
+        return None if latest is None else latest[1]
+
+    async def alatest(self) -> tuple[float, float] | None:
+        """``latest`` awaited."""
+        return await adrive(self._latest_steps())
+
+    async def aseries(self, precision: int) -> list[tuple[int, dict[str, float]]]:
+        """``series`` awaited."""
+        return await adrive(self._series_steps(precision))
 
     def series(self, precision: int) -> list[tuple[int, dict[str, float]]]:
         """The stored slices of ``precision`` as ``(slice start, {"last", "min", "max"})``,

@@ -10,7 +10,7 @@ The sender (``sender.py``) prepares and sends its batches through this module, w
   misconfiguration: logged as an error and dropped, so it cannot block the writes behind it);
 - on Redis Cluster, leaves the slot map to redis-py, which reloads it when a call meets a dead
   node or ``MOVED`` (at the first one: see ``fail_fast_connection``); a replica promoted while a
-  batch waits is found by the sender's slot watch (``slots.py``);
+  batch waits is found by the sender's slot watch (``core/slot_watch.py``);
 - paces the retries (:class:`Backoff`) and logs one warning when an outage starts and one when
   it ends (:class:`Outage`).
 

@@ -9,7 +9,7 @@ through the fail-open client (``failopen.py``).
 
 While Redis fails, the batch is *held*: sent again, the same batch with the same numbers, after
 ``SENDER["RETRY_DELAY"]``, doubling up to ``["RETRY_MAX_DELAY"]``, or on Redis Cluster as soon as
-a replica was promoted for its slots (``slots.py``); new writes queue behind it. Each
+a replica was promoted for its slots (``core/slot_watch.py``); new writes queue behind it. Each
 call of a batch goes through its script's idempotent variant (``core/scripts.py``) with this
 process's sender id and a number that grows with every call sent, so a batch whose reply was
 lost (it may have been applied) is not applied twice. When Redis answers, the backlog drains in
@@ -35,10 +35,10 @@ from ..conf import conf
 from ..core import deferral
 from ..core.batch import ScriptCall, is_outage
 from ..core.connection import REDIS_ERRORS, using_client
+from ..core.slot_watch import SlotWatch
 from . import failopen
 from .buffer import Buffer, Taken
 from .reporting import logger, report_data_error
-from .slots import SlotWatch
 from .writes import Submission, Writes, build_batch
 
 
@@ -48,7 +48,7 @@ class Held:
 
     calls: list[ScriptCall]
     taken: Taken
-    #: On Redis Cluster, who owns the batch's slots, watched once it failed (``slots.py``).
+    #: On Redis Cluster, who owns the batch's slots, watched once it failed (``SlotWatch``).
     watch: SlotWatch | None = None
     watched: bool = False
 

@@ -24,8 +24,10 @@ def statistic_families(plan: ReadPlan) -> Iterator[Metric]:
     )
     for statistic in Statistic.objects.all():
         finest = min(statistic.precisions)
-        plan.add(statistic.summary_reads(finest), _quantiles_adder(summaries, statistic.name))
-        plan.add(statistic.totals_reads(), _totals_adder(summaries, statistic.name))
+        plan.add(
+            statistic._summary_steps(finest, None), _quantiles_adder(summaries, statistic.name)
+        )
+        plan.add(statistic._totals_steps(), _totals_adder(summaries, statistic.name))
     yield summaries
 
 

@@ -11,33 +11,31 @@ enforces the retention, as counters do: no cleaner needed.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from decimal import Decimal
 from functools import partial
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
-from ..core.batch import Batch, ScriptCall, run_calls
+from ..core.aio import get_async_connection
+from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
+from ..core.drive import adrive, drive
 from ..core.keys import to_str
 from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
-from ..core.steps import Op, Steps, drive
+from ..core.steps import Op, Read, Steps, reads_of
 from ..core.timeutil import When, slice_start, to_timestamp
 from ..core.validation import measure
 from . import histogram
-from .aio import StatisticAsync
 from .histogram import Summary
 from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
-#: Redis reads of a summary: ``(redis-py pipeline method name, args)`` in order.
-Commands = list[tuple[str, tuple[Any, ...]]]
 
-
-class Statistic(StatisticAsync, SlicedMetric):
+class Statistic(SlicedMetric):
     """Aggregates of measured values at several precisions.
 
     >>> latency = Statistic("latency:home")
@@ -135,51 +133,92 @@ class Statistic(StatisticAsync, SlicedMetric):
             elapsed = (time.monotonic() - started) * 1000
             self.record(elapsed, batch=batch, defer=defer)
 
+    # Async twins
+
+    async def arecord(self, value: float | Decimal, when: When = None) -> None:
+        """``record`` awaited: one atomic round trip. (``record(defer=True)`` never waits on
+        Redis either, and suits async views as well.)"""
+        client = get_async_connection()
+        await adrive(self._record_steps(client, value, when), client)
+
+    def _record_steps(
+        self, client: AnyRedisClient, value: float | Decimal, when: When
+    ) -> Steps[None]:
+        number, timestamp = measure(value), to_timestamp(when)
+        yield from calls_steps([self._record_call([number], timestamp, client)])
+
+    @asynccontextmanager
+    async def atime(self) -> AsyncIterator[None]:
+        """``time`` for ``async with``: records the milliseconds the block takes (monotonic
+        clock), even if it raises or is cancelled, by ``arecord`` awaited on leaving it.
+        (``with stat.time(defer=True):`` never waits on Redis, and suits async code too.)"""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            await self.arecord((time.monotonic() - started) * 1000)
+
+    async def asummary(self, precision: int, when: When = None) -> Summary:
+        """``summary`` awaited."""
+        return await adrive(self._summary_steps(precision, when))
+
+    async def apercentile(self, precision: int, q: float, when: When = None) -> float | None:
+        """``percentile`` awaited."""
+        return await adrive(self._percentile_steps(precision, q, when))
+
+    async def aseries(self, precision: int) -> list[tuple[int, Summary]]:
+        """``series`` awaited."""
+        return await adrive(self._series_steps(precision))
+
+    async def arecent(
+        self, precision: int, count: int | None = None, until: When = None
+    ) -> list[tuple[int, Summary]]:
+        """``recent`` awaited."""
+        return await adrive(self._recent_steps(precision, count, until))
+
+    async def atotals(self) -> dict[str, Any]:
+        """``totals`` awaited."""
+        return await adrive(self._totals_steps())
+
     # Reading
 
     def summary_reads(
         self, precision: int, when: When = None
-    ) -> tuple[Commands, Callable[[list[Any]], Summary]]:
+    ) -> tuple[list[Read], Callable[[Sequence[Any]], Summary]]:
         """The reads behind :meth:`summary`, for a caller's own pipeline (the dashboard):
         ``commands`` as ``(redis-py pipeline method name, args)``, and ``parse(replies)``
         giving ``summary()``'s dict from their replies, in order."""
+        return reads_of(partial(self._summary_steps, precision, to_timestamp(when)))
+
+    def _summary_steps(self, precision: int, when: When) -> Steps[Summary]:
         precision = self._check_precision(precision)
         start = slice_start(to_timestamp(when), precision)
+        return histogram.parse((yield Op("hget", self.key(precision), str(start))))
 
-        def parse(replies: list[Any]) -> Summary:
-            return histogram.parse(replies[0])
-
-        return [("hget", (self.key(precision), str(start)))], parse
-
-    def totals_reads(self) -> tuple[Commands, Callable[[list[Any]], dict[str, Any]]]:
+    def totals_reads(self) -> tuple[list[Read], Callable[[Sequence[Any]], dict[str, Any]]]:
         """The reads behind :meth:`totals`, as :meth:`summary_reads` gives them."""
+        return reads_of(self._totals_steps)
 
-        def parse(replies: list[Any]) -> dict[str, Any]:
-            count, total = replies[0]
-            return {
-                "count": int(to_str(count)) if count is not None else 0,
-                "sum": float(to_str(total)) if total is not None else 0.0,
-            }
-
-        return [("hmget", (self.meta_key, ["n", "s"]))], parse
+    def _totals_steps(self) -> Steps[dict[str, Any]]:
+        count, total = yield Op("hmget", self.meta_key, ["n", "s"])
+        return {
+            "count": int(to_str(count)) if count is not None else 0,
+            "sum": float(to_str(total)) if total is not None else 0.0,
+        }
 
     def totals(self) -> dict[str, Any]:
         """``{"count", "sum"}`` of every value recorded since the statistic was first written
         (kept apart from the slices, never trimmed; gone only with the whole statistic, by
         :meth:`delete` or once nobody wrote it for its whole retention): what a Prometheus
         summary's ``_count`` and ``_sum`` are."""
-        commands, parse = self.totals_reads()
-        client = get_redis_connection()
-        return parse([getattr(client, name)(*args) for name, args in commands])
+        return drive(self._totals_steps())
 
     def summary(self, precision: int, when: When = None) -> Summary:
         """The slice of ``precision`` holding ``when`` (default: now): ``count``, ``sum``,
         ``min``, ``max``, ``mean``, ``stddev`` (the sample standard deviation, ``None`` below
         two values) and the quantiles ``p50``, ``p95``, ``p99`` (within
         ``histogram.RELATIVE_ERROR``, 4.33 %). An empty slice: count 0, the others ``None``."""
-        commands, parse = self.summary_reads(precision, when)
-        client = get_redis_connection()
-        return parse([getattr(client, name)(*args) for name, args in commands])
+        return drive(self._summary_steps(precision, when))
 
     def percentile(self, precision: int, q: float, when: When = None) -> float | None:
         """The ``q``-quantile (0 < q ≤ 1; nearest rank) of the slice holding ``when``, within

@@ -18,10 +18,11 @@ from ..core import catalogue
 from ..core.batch import ScriptCall, run_calls
 from ..core.cleaning import BATCH_SIZE, CleanupReport, due, listpack_entries, retire
 from ..core.connection import RedisClient, get_redis_connection
+from ..core.drive import drive
 from ..core.keys import metric_key, to_str
-from ..core.reads import run_reads
 from ..core.scripts import script
 from ..core.sliced import precision_samples
+from ..core.steps import Op, chunked_steps
 from ..core.timeutil import When, to_timestamp
 
 #: Most hash fields one round trip of a pass reads (``HKEYS``) or deletes, all hashes together.
@@ -85,7 +86,7 @@ def _clean_page(
     report: CleanupReport,
 ) -> None:
     meta_keys = [metric_key(kind, name, "meta") for name in names]
-    metas = run_reads(client, [("hgetall", (key,)) for key in meta_keys], raise_on_error=True)
+    metas = drive(chunked_steps([Op("hgetall", key) for key in meta_keys]), client)
     dues: dict[str, list[_Due]] = {}
     kept: set[str] = set()
     for name, meta_key, raw in zip(names, meta_keys, metas, strict=True):
@@ -103,7 +104,7 @@ def _clean_page(
             key = metric_key(kind, name, precision)
             dues[name].append(_Due(precision, key, timestamp - samples * precision))
     every = [item for items in dues.values() for item in items]
-    lengths = run_reads(client, [("hlen", (i.key,)) for i in every], raise_on_error=True)
+    lengths = drive(chunked_steps([Op("hlen", i.key) for i in every]), client)
     for item, length in zip(every, lengths, strict=True):
         item.length = item.remaining = int(length)
     small = [item for item in every if 0 < item.length <= batch_size]
@@ -140,13 +141,13 @@ def _by_fields(items: list[_Due]) -> Iterator[list[_Due]]:
 def _trim_small(client: RedisClient, items: list[_Due], dry_run: bool) -> None:
     """Read the fields of ``items``' hashes (one round trip), then delete those that fell out
     and read what remains (one more)."""
-    fields_of = run_reads(client, [("hkeys", (i.key,)) for i in items], raise_on_error=True)
+    fields_of = drive(chunked_steps([Op("hkeys", i.key) for i in items]), client)
     for item, fields in zip(items, fields_of, strict=True):
         item.old = [name for name in fields if _is_before(name, item.cutoff)]
         item.removed, item.remaining = len(item.old), item.length - len(item.old)
     trimmed = [item for item in items if item.old and not dry_run]
-    commands = [c for i in trimmed for c in (("hdel", (i.key, *i.old)), ("hlen", (i.key,)))]
-    replies = run_reads(client, commands, raise_on_error=True)
+    commands = [c for i in trimmed for c in (Op("hdel", i.key, *i.old), Op("hlen", i.key))]
+    replies = drive(chunked_steps(commands), client)
     for index, item in enumerate(trimmed):
         item.removed, item.remaining = int(replies[2 * index]), int(replies[2 * index + 1])
 

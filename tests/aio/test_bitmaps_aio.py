@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from django_redis_metrics import UniqueBitmap
-from django_redis_metrics.bitmaps import aio as bitmap_aio
+from django_redis_metrics.bitmaps import model as bitmap_aio
 from django_redis_metrics.core.periods import Day
 
 from ..conftest import Backend
@@ -122,13 +122,13 @@ def test_amark_takes_the_fast_path_once_confirmed_as_mark_does(
     if remaining < 90:  # marks within MAX_AHEAD of midnight are checked one by one: wait
         time.sleep(remaining + 1)
     offered: list[str] = []
-    original = bitmap_aio.arun_calls
+    original = bitmap_aio.calls_steps  # amark sends its call as steps
 
-    async def spying(client: Any, calls: Sequence[Any], *args: Any) -> list[Any]:
+    def spying(calls: Sequence[Any], *args: Any) -> Any:
         offered.extend(str(call.args[0]) for call in calls)  # "1": the fast path
-        return await original(client, calls, *args)
+        return original(calls, *args)
 
-    monkeypatch.setattr(bitmap_aio, "arun_calls", spying)
+    monkeypatch.setattr(bitmap_aio, "calls_steps", spying)
     fresh, known = UniqueBitmap("fresh"), UniqueBitmap("known")
     known.mark(1)
 

@@ -13,8 +13,8 @@ import pytest
 from redis.exceptions import OutOfMemoryError, ResponseError
 
 from django_redis_metrics import Batch, UniqueBitmap
-from django_redis_metrics.bitmaps import marking
-from django_redis_metrics.core import steps
+from django_redis_metrics.bitmaps.marking import plan as marking
+from django_redis_metrics.bitmaps.marking import steps
 from django_redis_metrics.core.periods import Day, Month, Week
 from django_redis_metrics.core.retention import MAX_AHEAD
 from django_redis_metrics.core.scripts import MetricsRefused
@@ -114,14 +114,14 @@ def test_a_big_input_is_split_into_bounded_calls(
     monkeypatch.setattr(UniqueBitmap, "CALLS_PER_ROUND_TRIP", 3)
     offsets: list[int] = []
     trips: list[int] = []
-    run_calls = steps.run_calls  # mark_many sends its calls as steps
+    calls_steps = steps.calls_steps  # mark_many sends its calls as steps
 
-    def counting(client: Any, calls: list[Any], *args: Any, **kwargs: Any) -> Any:
+    def counting(calls: list[Any], *args: Any, **kwargs: Any) -> Any:
         trips.append(len(calls))
         offsets.extend(int(call.args[1]) for call in calls)
-        return run_calls(client, calls, *args, **kwargs)
+        return calls_steps(calls, *args, **kwargs)
 
-    monkeypatch.setattr(steps, "run_calls", counting)
+    monkeypatch.setattr(steps, "calls_steps", counting)
     active = UniqueBitmap("active")
     today = time.time()
     yesterday = today - DAY

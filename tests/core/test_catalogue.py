@@ -25,7 +25,7 @@ def test_a_writer_dying_before_listing_leaves_the_next_write_to_list(cluster, mo
         raise ConnectionError("the process died here")
 
     with monkeypatch.context() as patch:
-        patch.setattr(catalogue, "register", dies)
+        patch.setattr(catalogue, "register_steps", dies)
         with pytest.raises(ConnectionError):
             write()
     assert model.objects.names() == []
@@ -40,6 +40,6 @@ def test_single_node_scripts_list_metrics_themselves(single, monkeypatch, kind):
     def never(*args, **kwargs):
         raise AssertionError("a single node lists metrics inside the write script")
 
-    monkeypatch.setattr(catalogue, "register", never)
+    monkeypatch.setattr(catalogue, "register_steps", never)
     write()
     assert model.objects.names() == ["orphan"]

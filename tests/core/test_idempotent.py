@@ -202,7 +202,7 @@ def test_the_senders_remembered_per_metric_are_capped(
     monkeypatch.setattr(LuaScript, "ONCE_MAX_SENDERS", 3)
     counter = Counter("crowded", precisions=[60])
     call = prepared(lambda b: counter.incr(when=WHEN, batch=b))[0]
-    fresh = ScriptCall(LuaScript("capped", call.script.source), call.keys, call.args, call.after)
+    fresh = ScriptCall(LuaScript("capped", call.script.source), call.keys, call.args, call.then)
     client = get_redis_connection()
     for sender in range(10):
         run_calls(client, [fresh.once(f"sender{sender}", 1)])

@@ -207,15 +207,16 @@ def test_a_counter_retired_while_its_writer_lists_it_leaves_no_ghost(cluster, mo
     recreate a meta hash holding only the 'listed' flag."""
     from django_redis_metrics.core import catalogue
 
-    register = catalogue.register
+    register_steps = catalogue.register_steps
+    client = cluster.client
 
-    def stalls_while_the_cleaner_retires(client, kind, name):
+    def stalls_while_the_cleaner_retires(kind, name):
         counter = Counter(name, precisions=[1])
         client.hdel(counter.key(1), T0)  # the cleaner trims the slice ...
         client.delete(counter.meta_key)  # ... and the retire script drops the meta hash
-        register(client, kind, name)
+        yield from register_steps(kind, name)
 
-    monkeypatch.setattr(catalogue, "register", stalls_while_the_cleaner_retires)
+    monkeypatch.setattr(catalogue, "register_steps", stalls_while_the_cleaner_retires)
     Counter("ghost", precisions=[1]).incr(when=T0)
     monkeypatch.undo()
     assert not cluster.client.exists(Counter("ghost").meta_key)

@@ -4,7 +4,7 @@ script cannot (Redis Cluster), and what their replies confirm.
 
 Written once for ``mark`` and ``mark_many`` (driven on the sync client) and ``amark`` (awaited
 on the async one), so both take the script's fast path under the same conditions
-(``marking.py``).
+(``plan.py``).
 """
 
 from __future__ import annotations
@@ -13,26 +13,27 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any, ClassVar, Protocol
 
-from ..core import catalogue
-from ..core.connection import AnyRedisClient
-from ..core.steps import Calls, Steps
-from . import marking
-from .ids import (
+from ...core import catalogue
+from ...core.batch import calls_steps
+from ...core.connection import AnyRedisClient
+from ...core.steps import Steps
+from ..ids import (
     check_int_kind_steps,
     client_facts,
     id_cache,
     mixed_ids_error,
     resolve_ids_steps,
 )
-from .marking import MarkCall, MarkGroup, MarkSettings
-from .query import script
+from ..query import script
+from . import plan as mark_plan
+from .plan import MarkCall, MarkGroup, MarkSettings
 
 Fact = tuple[str, str, str]
 
 
 class Marked(Protocol):
     """What the steps need of a bitmap (``UniqueBitmap``): its name and periods, its limits,
-    and its follow-ups of a mark's reply on each path."""
+    and how it is listed in its catalogue on a cluster."""
 
     name: str
     periods: tuple[str, ...]
@@ -40,13 +41,7 @@ class Marked(Protocol):
     MAX_MARKS_PER_CALL: ClassVar[int]
     CALLS_PER_ROUND_TRIP: ClassVar[int]
 
-    def _after_mark(
-        self, mapped: object, kind: str, fact: Fact, client: Any, reply: Any
-    ) -> None: ...
-
-    async def _aafter_mark(
-        self, mapped: object, kind: str, fact: Fact, client: Any, reply: Any
-    ) -> None: ...
+    def _listing_steps(self, unlisted: Any) -> Steps[None]: ...
 
 
 def mark_steps(
@@ -58,8 +53,8 @@ def mark_steps(
 ) -> Steps[MarkCall]:
     """The script call of one mark of a checked ``value`` at ``timestamp`` (a first-seen str id
     on the cluster is mapped first: one more round trip)."""
-    base = marking.base_key(bitmap.name, context.prefix)
-    plan = marking.plan_for(base, bitmap.periods, timestamp, context.zone, context.keep)
+    base = mark_plan.base_key(bitmap.name, context.prefix)
+    plan = mark_plan.plan_for(base, bitmap.periods, timestamp, context.zone, context.keep)
     if isinstance(value, str):
         offset = id_cache.get(client, value)
         if offset is None:
@@ -80,7 +75,7 @@ def mark_steps(
 def plan_call(
     client: AnyRedisClient,
     bitmap: Marked,
-    plan: marking.PeriodsPlan,
+    plan: mark_plan.PeriodsPlan,
     offsets: Sequence[int | str],
     latest: float,
     context: MarkSettings,
@@ -89,7 +84,7 @@ def plan_call(
     kind: str = "int",
 ) -> Steps[MarkCall]:
     """One ``bitmap_mark`` call setting ``offsets`` in ``plan``'s periods; the script's fast
-    path is offered when this process has nothing left to check (see marking.py)."""
+    path is offered when this process has nothing left to check (see plan.py)."""
     server, cluster = client_facts(client)
     inline = not cluster
     if mapped:
@@ -97,15 +92,15 @@ def plan_call(
     if cluster and kind == "int":
         yield from check_int_kind_steps(client)
     csv = bitmap._periods_csv
-    fact = marking.meta_fact(server, plan.keys[0], csv)
+    fact = mark_plan.meta_fact(server, plan.keys[0], csv)
     kind_known = cluster or (not mapped and id_cache.holds_in(server, context.prefix, kind))
     fast = (
         kind_known
         and not mapped
-        and fact in marking.confirmed
-        and not marking.needs_checks(plan, latest)
+        and fact in mark_plan.confirmed
+        and not mark_plan.needs_checks(plan, latest)
     )
-    keys, args = marking.mark_args(
+    keys, args = mark_plan.mark_args(
         plan,
         offsets,
         fast=fast,
@@ -123,8 +118,7 @@ def plan_call(
         script("bitmap_mark"),
         keys,
         args,
-        after=partial(bitmap._after_mark, first, kind, fact),
-        aafter=partial(bitmap._aafter_mark, first, kind, fact),
+        then=partial(marked_steps, client, bitmap, first, kind, fact),
         joinable=(*keys, *fact, kind) if fast and len(offsets) == 1 else None,
         latest=latest,
     )
@@ -137,7 +131,7 @@ def mark_many_steps(
     kind: str,
     context: MarkSettings,
 ) -> Steps[int]:
-    """Write marks grouped and validated by ``marking.group_marks``: new str ids mapped
+    """Write marks grouped and validated by ``plan.group_marks``: new str ids mapped
     ``MAX_MARKS_PER_CALL`` a call, then ``MAX_MARKS_PER_CALL`` users a script call,
     ``CALLS_PER_ROUND_TRIP`` calls a round trip; returns the number of script calls."""
     most = bitmap.MAX_MARKS_PER_CALL
@@ -158,8 +152,25 @@ def mark_many_steps(
             )
             calls.append(call)
     for start in range(0, len(calls), bitmap.CALLS_PER_ROUND_TRIP):
-        yield Calls(calls[start : start + bitmap.CALLS_PER_ROUND_TRIP])
+        yield from calls_steps(calls[start : start + bitmap.CALLS_PER_ROUND_TRIP])
     return len(calls)
+
+
+def marked_steps(
+    client: AnyRedisClient,
+    bitmap: Marked,
+    mapped: object,
+    kind: str,
+    fact: Fact,
+    reply: Any,
+) -> Steps[None]:
+    """A mark's follow-up: record what a slow-path reply confirmed (offset, id kind, meta,
+    listing); on a cluster, list the bitmap if the reply says it may be unlisted."""
+    listed = confirm_reply(client, mapped, kind, reply)
+    if listed is not None:
+        if not catalogue.inline_catalogue(client):
+            yield from bitmap._listing_steps(listed)
+        mark_plan.confirmed.add(fact)
 
 
 def confirm_reply(client: AnyRedisClient, mapped: object, kind: str, reply: Any) -> int | None:

@@ -21,8 +21,8 @@ from typing import Any
 from redis.cluster import ClusterNode, RedisCluster
 from redis.crc import key_slot
 
-from ..core.batch import ScriptCall
-from ..core.connection import REDIS_ERRORS, RedisClient, refresh_cluster_slots
+from .connection import REDIS_ERRORS, RedisClient, refresh_cluster_slots
+from .steps import ScriptCall
 
 
 class SlotWatch:

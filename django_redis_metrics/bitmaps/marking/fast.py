@@ -1,6 +1,6 @@
 """A single mark of an integer id as a bare transaction, when this process has nothing to check.
 
-When ``marking.py``'s conditions for the script's fast path hold (the bitmap's meta and listing
+When ``plan.py``'s conditions for the script's fast path hold (the bitmap's meta and listing
 confirmed, the PREFIX's id kind known, no period near its end, no mark ahead), a mark is one
 ``MULTI; EXISTS; SETBIT`` per period ``; EXEC`` (``core/transaction.py``): what bitmapist sends,
 plus the ``EXISTS``. Should a period key have been missing (evicted, or the bitmap deleted), the
@@ -10,11 +10,11 @@ it back its expiry, index entry, meta and listing.
 
 from __future__ import annotations
 
-from ..core import transaction
-from ..core.connection import RedisClient
-from . import marking
-from .ids import client_facts, id_cache
-from .marking import MarkSettings
+from ...core import transaction
+from ...core.connection import RedisClient
+from ..ids import client_facts, id_cache
+from . import plan as mark_plan
+from .plan import MarkSettings
 
 
 def try_mark(
@@ -33,14 +33,14 @@ def try_mark(
     server = client_facts(client)[0]
     if not id_cache.holds_in(server, context.prefix, "int"):
         return False
-    plan = marking.plan_for(
-        marking.base_key(name, context.prefix), periods, timestamp, context.zone, context.keep
+    plan = mark_plan.plan_for(
+        mark_plan.base_key(name, context.prefix), periods, timestamp, context.zone, context.keep
     )
-    fact = marking.meta_fact(server, plan.keys[0], periods_csv)
-    if fact not in marking.confirmed or marking.needs_checks(plan, timestamp):
+    fact = mark_plan.meta_fact(server, plan.keys[0], periods_csv)
+    if fact not in mark_plan.confirmed or mark_plan.needs_checks(plan, timestamp):
         return False
     present = transaction.set_bit_if_present(client, plan.period_keys, value)  # type: ignore[arg-type]
     if present:
         return True
-    marking.confirmed.discard(fact)  # the script's slow path repairs (or reports the error)
+    mark_plan.confirmed.discard(fact)  # the script's slow path repairs (or reports the error)
     return False

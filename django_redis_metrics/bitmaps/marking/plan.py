@@ -1,4 +1,4 @@
-"""Planning marks: the ``bitmap_mark.lua`` calls that set users' bits, built without I/O.
+"""A mark's script call, planned without I/O: the ``bitmap_mark.lua`` calls that set users' bits.
 
 A mark usually costs Redis one SETBIT per period and nothing else (its fast path, as cheap as
 bitmapist's ``mark_event``), because this module tells the script when nothing needs checking:
@@ -26,15 +26,15 @@ from datetime import tzinfo
 
 from django.conf import settings
 
-from ..conf import conf
-from ..core.batch import ScriptCall
-from ..core.keys import catalogue_key, metric_key
-from ..core.periods import Period, get_zone, period_class
-from ..core.retention import MAX_AHEAD
-from ..core.timeutil import When, to_timestamp
-from .ids import id_kind_key, id_map_keys, normalize_id
-from .keys import KIND
-from .retention import period_bounds, retention
+from ...conf import conf
+from ...core.batch import ScriptCall
+from ...core.keys import catalogue_key, metric_key
+from ...core.periods import Period, get_zone, period_class
+from ...core.retention import MAX_AHEAD
+from ...core.timeutil import When, to_timestamp
+from ..ids import id_kind_key, id_map_keys, normalize_id
+from ..keys import KIND
+from ..retention import period_bounds, retention
 
 
 @dataclass(frozen=True, slots=True)
