@@ -9,12 +9,13 @@ from .core.connection import get_redis_connection
 from .counter import Counter
 from .estimates import UniqueEstimate
 from .events import EventSeries
-from .exceptions import MetricsRefused, MissingPermission, NoDayKeys
+from .exceptions import AsyncPoolTimeout, MetricsRefused, MissingPermission, NoDayKeys
 from .gauge import Gauge
 from .sending.sender import flush
 from .statistic import Statistic
 
 __all__ = [
+    "AsyncPoolTimeout",
     "Batch",
     "Counter",
     "EventSeries",

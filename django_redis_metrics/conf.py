@@ -114,11 +114,9 @@ class Settings(SettingsReader):
     CONNECTION: Setting[str] = Setting(
         DEFAULT_CONNECTION,
         str,
-        "A Redis URL (`redis://`, `rediss://` for TLS, `unix:///path/redis.sock?db=0`, "
-        "`redis+sentinel://host1:26379,host2:26379/service_name/0` for a Sentinel-managed "
-        "master: see [Deployments](operations.md#deployments)), or the name of a `CACHES` alias "
-        "served by django-redis (its Sentinel client too) or Django's `RedisCache`, whose "
-        "connection pool is then shared.",
+        "A Redis URL (`redis://`, `rediss://` for TLS, `unix:///path/redis.sock?db=0`, or "
+        "`redis+sentinel://...`: [Deployments](operations.md#deployments)), or a `CACHES` alias "
+        "of django-redis (Sentinel too) or Django's `RedisCache`, whose pool is then shared.",
         check="E002",
         validator=f"{PACKAGE}.checks.validate_connection",
     )
@@ -158,6 +156,21 @@ class Settings(SettingsReader):
         float,
         "Seconds to wait for a connection.",
         check="E007",
+        validator=f"{PACKAGE}.core.validation.positive_seconds",
+    )
+    ASYNC_MAX_CONNECTIONS: Setting[int] = Setting(
+        100,
+        int,
+        "Connections each event loop's async client may open. Awaits beyond it wait for one "
+        "to be free (each costs about 20 KB in Redis and a file descriptor on both sides).",
+        check="E012",
+        validator=f"{PACKAGE}.core.validation.connection_count",
+    )
+    ASYNC_POOL_TIMEOUT: Setting[float] = Setting(
+        10.0,
+        float,
+        "Seconds an await waits for a free async connection before raising `AsyncPoolTimeout`.",
+        check="E012",
         validator=f"{PACKAGE}.core.validation.positive_seconds",
     )
     COUNTER_PRECISIONS: Setting[tuple[int, ...]] = Setting(

@@ -1,15 +1,17 @@
 """The exceptions the package raises of its own, in one place and exported by the package.
 
-``MetricsRefused`` and ``NoDayKeys`` are ``ValueError`` subclasses: code that catches
-``ValueError`` for bad input keeps catching them. ``MissingPermission`` is Redis refusing the
-app's user, a ``redis.exceptions.NoPermissionError`` like the one it explains.
+Refusals of bad input are ``ValueError`` subclasses: code that catches ``ValueError`` keeps
+catching them. Redis trouble of our own making is a subclass of redis-py's error of its kind,
+so code (and the fail-open write path) that handles Redis errors handles it too:
+``MissingPermission`` explains a ``NoPermissionError`` of the app's ACL user.
 """
 
 from __future__ import annotations
 
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoPermissionError
 
-__all__ = ["MetricsRefused", "MissingPermission", "NoDayKeys"]
+__all__ = ["AsyncPoolTimeout", "MetricsRefused", "MissingPermission", "NoDayKeys"]
 
 
 class MetricsRefused(ValueError):
@@ -21,6 +23,12 @@ class MetricsRefused(ValueError):
 class NoDayKeys(ValueError):
     """A range that is not made of whole periods, asked of a metric keeping no day keys (a
     ``UniqueBitmap`` or ``UniqueEstimate`` whose ``periods`` leave out ``"day"``)."""
+
+
+class AsyncPoolTimeout(RedisConnectionError):
+    """Every connection of the running loop's async pool (``ASYNC_MAX_CONNECTIONS``) stayed
+    busy for ``ASYNC_POOL_TIMEOUT`` seconds: more awaits at once than the pool serves, on a
+    Redis too slow to answer them in time."""
 
 
 class MissingPermission(NoPermissionError):

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
-from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.core.checks import CheckMessage, Warning
 from django.utils.module_loading import import_string
 
@@ -66,6 +66,10 @@ def check_middleware_order(**kwargs: Any) -> list[CheckMessage]:
 
 
 def _is_authentication(entry: str) -> bool:
+    if not apps.is_installed("django.contrib.auth"):
+        return False  # its middleware cannot even be imported without it
+    from django.contrib.auth.middleware import AuthenticationMiddleware
+
     try:
         found = import_string(entry)
     except ImportError:

@@ -59,6 +59,11 @@ def test_public_exceptions_are_exported_from_one_module():
     for error in (MetricsRefused, NoDayKeys):
         assert error.__module__ == "django_redis_metrics.exceptions"
         assert issubclass(error, ValueError)
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from django_redis_metrics import AsyncPoolTimeout
+
+    assert issubclass(AsyncPoolTimeout, RedisConnectionError)  # Redis trouble, handled as such
 
 
 def test_every_exception_class_of_the_package_lives_in_exceptions_py():
@@ -75,6 +80,7 @@ def test_every_exception_class_of_the_package_lives_in_exceptions_py():
             ):
                 defined[node.name] = path.name
     assert defined == {
+        "AsyncPoolTimeout": "exceptions.py",
         "MetricsRefused": "exceptions.py",
         "MissingPermission": "exceptions.py",
         "NoDayKeys": "exceptions.py",

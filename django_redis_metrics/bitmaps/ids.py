@@ -171,7 +171,9 @@ def normalize_id(user_id: object, highest: int | None = None) -> int | str:
             raise ValueError(
                 f"A str user id must have 1 to {MAX_ID_LENGTH} characters, not {len(user_id)}."
             )
-        return user_id
+        # A plain str: a subclass (Django's SafeString, an enum's str member) may hash, compare
+        # or encode otherwise, and the id cache and the batch's replies are keyed by it.
+        return str.__str__(user_id)
     raise TypeError(
         f"A user id must be an int, str or UUID, not {type(user_id).__name__}: {user_id!r}."
     )

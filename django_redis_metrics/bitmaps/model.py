@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from datetime import date, timedelta
+from datetime import date, timedelta, tzinfo
 from typing import ClassVar
 
 from ..core import catalogue, deferral
@@ -24,7 +24,14 @@ from ..core.cover import NoDayKeys, cover, cover_days
 from ..core.drive import adrive, drive
 from ..core.gather import pipelined_steps
 from ..core.keys import metric_key, temp_key, to_str
-from ..core.periodic import DEFAULT_PERIODS, PeriodicMetric
+from ..core.periodic import (
+    DEFAULT_PERIODS,
+    PeriodicMetric,
+    clipped_range,
+    days_back,
+    horizon_day,
+    oldest_kept_day,
+)
 from ..core.periods import (
     PERIOD_NAMES,
     Day,
@@ -32,10 +39,11 @@ from ..core.periods import (
     Period,
     Week,
     get_zone,
+    period_class,
 )
 from ..core.steps import Op, Script, Steps
 from ..core.timeutil import When, to_timestamp
-from ..core.validation import positive_int
+from ..core.validation import positive_int, shown
 from . import query_plan
 from .ids import normalize_id, read_bits_steps
 from .keys import KIND
@@ -44,7 +52,11 @@ from .marking import plan as mark_plan
 from .marking import steps as mark_steps
 from .marking.plan import generation_ttl_ms as generation_ttl_ms  # the cleaner imports it from here
 from .query import MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
-from .retention import retention
+from .retention import MAX_KEEP, period_bounds, retention
+
+#: Most periods of a retention table (``cohort``): its script calls grow as their square
+#: (120 periods: 7,260 BITOP AND over bounded keys, in one pipelined round trip).
+MAX_COHORT_PERIODS = 120
 
 
 class UniqueBitmap(PeriodicMetric):
@@ -223,10 +235,18 @@ class UniqueBitmap(PeriodicMetric):
         keeps); the part that is over is cached, the running part is always read fresh.
         """
         zone = get_zone()
-        kept = self._cover_range(
-            query_plan.local_date(start, zone), query_plan.local_date(end, zone)
+        now = to_timestamp(None)
+        # Not the current retention's oldest day: a key kept under a longer one stays readable
+        # until a new period drops it; the longest retention allowed bounds the range.
+        oldest = oldest_kept_day(self.periods, MAX_KEEP, period_bounds, zone, now)
+        clipped = clipped_range(
+            query_plan.local_date(start, zone),
+            query_plan.local_date(end, zone),
+            oldest,
+            horizon_day(self.periods, zone, now),
         )
-        settled = to_timestamp(None) - self.CACHE_GRACE
+        kept = self._cover_range(*(clipped or self._gone(oldest, zone)))
+        settled = now - self.CACHE_GRACE
         first, *others = [
             PeriodUnion(self, part, cacheable=part[0].end_ts <= settled)
             for part in query_plan.split(kept, settled)
@@ -236,11 +256,18 @@ class UniqueBitmap(PeriodicMetric):
             query = query | part
         return query
 
+    def _gone(self, oldest: date, zone: tzinfo) -> tuple[date, date]:
+        """The days of a period this bitmap no longer keeps (the one before ``oldest``): what
+        a range holding no day that can hold data is read as, a query that counts 0."""
+        finest = next((name for name in ("day", "week", "month") if name in self.periods), "day")
+        gone = period_class(finest).containing(Day.of(oldest, zone).start_ts - 1, zone)
+        return gone.start.date(), (gone.end - timedelta(seconds=1)).date()
+
     def last(self, days: int, when: When = None) -> BitmapQuery:
         """Users marked in the ``days`` days ending with ``when``'s day (today by default)."""
         days = positive_int(days, "days")
         today = query_plan.local_date(when, get_zone())
-        return self.between(today - timedelta(days=days - 1), today)
+        return self.between(days_back(today, days), today)
 
     def _cover_range(self, first: date, last: date) -> tuple[Period, ...]:
         try:
@@ -261,6 +288,11 @@ class UniqueBitmap(PeriodicMetric):
         BITCOUNT over a bounded number of keys, all sent in one pipelined round trip.
         """
         periods = positive_int(periods, "periods")
+        if periods > MAX_COHORT_PERIODS:
+            raise ValueError(
+                f"A retention table has at most {MAX_COHORT_PERIODS} periods (its cost grows "
+                f"as their square), not {shown(periods)}."
+            )
         first = (
             self._period(period, start)
             if start is not None

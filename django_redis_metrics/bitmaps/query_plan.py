@@ -12,14 +12,15 @@ from collections.abc import Callable, Sequence
 from datetime import date, datetime, tzinfo
 from typing import Any
 
-from ..core.periods import Period
+from ..core.periods import Period, checked_day
 from ..core.timeutil import When, to_timestamp
 
 
 def local_date(when: When | date, zone: tzinfo) -> date:
-    """The day holding ``when`` in ``zone``; a ``date`` names its day directly."""
+    """The day holding ``when`` in ``zone``; a ``date`` (of the years 2 to 9998) names its day
+    directly."""
     if isinstance(when, date) and not isinstance(when, datetime):
-        return when
+        return checked_day(when, "a date")
     return datetime.fromtimestamp(to_timestamp(when), zone).date()
 
 

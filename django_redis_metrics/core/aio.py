@@ -11,8 +11,10 @@ every request is awaited on the loop's own connections.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import weakref
+from types import TracebackType
 from typing import Any
 
 import redis
@@ -23,6 +25,7 @@ from django.core.exceptions import ImproperlyConfigured
 from redis.asyncio import connection as aconnection
 
 from ..conf import conf
+from ..exceptions import AsyncPoolTimeout
 from . import sentinel
 from .connection import AsyncRedisClient, _cache_alias_client, is_url
 
@@ -32,6 +35,16 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, .
     weakref.WeakKeyDictionary()
 )
 _lock = threading.Lock()
+#: Each client's gate: as many permits as its pool has connections, so an await beyond them
+#: waits for one to be free instead of redis-py raising ``MaxConnectionsError``.
+_gates: weakref.WeakKeyDictionary[Any, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+_openers: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+#: Clients whose first exchange is over. Until then exchanges take turns: redis-py's async
+#: cluster client, initialised by many exchanges at once, closes connections others are using
+#: (a few of 1,000 concurrent first awaits failed with AttributeError or ConnectionError).
+_opened: weakref.WeakSet[Any] = weakref.WeakSet()
+#: Whether this task already holds a permit (a nested exchange must not wait for another).
+_holding: contextvars.ContextVar[bool] = contextvars.ContextVar("drm_holding", default=False)
 
 
 def get_async_connection() -> AsyncRedisClient:
@@ -45,6 +58,7 @@ def get_async_connection() -> AsyncRedisClient:
         bool(current["CLUSTER"]),
         float(current["SOCKET_TIMEOUT"]),
         float(current["SOCKET_CONNECT_TIMEOUT"]),
+        int(current["ASYNC_MAX_CONNECTIONS"]),
     )
     with _lock:
         for stale in [other for other in _clients if other.is_closed()]:
@@ -53,7 +67,66 @@ def get_async_connection() -> AsyncRedisClient:
         client: AsyncRedisClient | None = clients.get(options)
         if client is None:
             client = clients[options] = _new_async_client(*options)
+            _gates[client] = asyncio.Semaphore(options[-1])
+            _openers[client] = asyncio.Lock()
     return client
+
+
+class ConnectionSlot:
+    """``async with ConnectionSlot(client):`` around one exchange with Redis: waits (at most
+    ``ASYNC_POOL_TIMEOUT``) until fewer exchanges than the pool's connections are under way on
+    ``client``, then holds one permit. A task already holding one (a nested exchange) enters
+    at once. Clients made elsewhere than :func:`get_async_connection` have no gate."""
+
+    def __init__(self, client: AsyncRedisClient) -> None:
+        self.client = client
+        self.gate = None if _holding.get() else _gates.get(client)
+        self.opener: asyncio.Lock | None = None
+        self.token: contextvars.Token[bool] | None = None
+
+    async def __aenter__(self) -> None:
+        if self.gate is None:
+            return
+        wait = float(conf.ASYNC_POOL_TIMEOUT)
+        try:
+            async with asyncio.timeout(wait):
+                await self.gate.acquire()
+                if self.client not in _opened:
+                    await self._take_turn(self.gate)
+        except TimeoutError:
+            raise AsyncPoolTimeout(
+                f"All {conf.ASYNC_MAX_CONNECTIONS} connections of this event loop's Redis "
+                f"client stayed busy for {wait:g} s (ASYNC_MAX_CONNECTIONS, "
+                "ASYNC_POOL_TIMEOUT): Redis answers more slowly than the awaits arrive."
+            ) from None
+        self.token = _holding.set(True)
+
+    async def _take_turn(self, gate: asyncio.Semaphore) -> None:
+        """Wait for the client's first exchange to end; be it, if none has succeeded yet."""
+        opener = _openers[self.client]
+        try:
+            await opener.acquire()
+        except BaseException:
+            gate.release()
+            raise
+        if self.client in _opened:
+            opener.release()
+        else:
+            self.opener = opener  # released on leaving, once this exchange is over
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self.opener is not None:
+            if kind is None or kind is StopIteration:
+                _opened.add(self.client)
+            self.opener.release()
+        if self.gate is not None and self.token is not None:
+            _holding.reset(self.token)
+            self.gate.release()
 
 
 async def aclose_connections() -> None:
@@ -65,12 +138,13 @@ async def aclose_connections() -> None:
 
 
 def _new_async_client(
-    target: str, cluster: bool, timeout: float, connect_timeout: float
+    target: str, cluster: bool, timeout: float, connect_timeout: float, max_connections: int
 ) -> AsyncRedisClient:
     options: dict[str, Any] = {
         "socket_timeout": timeout,
         "socket_connect_timeout": connect_timeout,
         "health_check_interval": 30,
+        "max_connections": max_connections,  # per node on a cluster
     }
     if not is_url(target):
         return _alias_client(target, options)

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import redis
 from redis.exceptions import ResponseError
 
-from .aio import get_async_connection
+from .aio import ConnectionSlot, get_async_connection
 from .connection import AsyncRedisClient, RedisClient, get_redis_connection
 from .gather import gather_steps
 from .steps import Op, Pipe, Script, ScriptCall, Step, Steps, finish
@@ -62,13 +62,14 @@ async def adrive(steps: Steps[T], client: AsyncRedisClient | None = None) -> T:
     try:
         step = next(steps)
         client = client or get_async_connection()
-        while True:
-            try:
-                reply = await _send_async(client, step)
-            except Exception as exc:
-                step = steps.throw(exc)
-            else:
-                step = steps.send(reply)
+        async with ConnectionSlot(client):
+            while True:
+                try:
+                    reply = await _send_async(client, step)
+                except Exception as exc:
+                    step = steps.throw(exc)
+                else:
+                    step = steps.send(reply)
     except StopIteration as done:
         result: T = done.value
         return result

@@ -3,15 +3,55 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import date, datetime, timedelta, tzinfo
 from typing import Any, ClassVar, Self
 
 from .base import Metric
 from .keys import metric_key, to_str, validate_name
-from .periods import PERIOD_NAMES, Period, period_class
+from .periods import EARLIEST_DAY, PERIOD_NAMES, Period, period_class
 from .timeutil import When
 
 DEFAULT_PERIODS = ("day", "week", "month")
+#: A kind's retention bounds of one period: ``(expire_at_ms, oldest_kept_start)``.
+Bounds = Callable[[Period, int], tuple[int, float]]
+
+
+def oldest_kept_day(
+    periods: Iterable[str], keep: Mapping[str, int], bounds: Bounds, zone: tzinfo, now: float
+) -> date:
+    """The first day that one of ``periods`` still keeps at ``now`` (by ``keep`` of each)."""
+    oldest = min(
+        bounds(period_class(name).containing(now, zone), keep[name])[1] for name in periods
+    )
+    return datetime.fromtimestamp(oldest, zone).date()
+
+
+def horizon_day(periods: Iterable[str], zone: tzinfo, now: float) -> date:
+    """The last day a range may reach: the end of the coarsest kept period (month, else week,
+    else day) holding tomorrow. Writes further ahead of the clock are refused, and ending on a
+    period's last day keeps a range of whole periods whole."""
+    names = set(periods)
+    coarsest = next((name for name in ("month", "week") if name in names), "day")
+    period = period_class(coarsest).containing(now + 86400, zone)
+    return (period.end - timedelta(seconds=1)).date()
+
+
+def clipped_range(first: date, last: date, oldest: date, horizon: date) -> tuple[date, date] | None:
+    """The days from ``first`` to ``last`` that can hold data: none before ``oldest`` (the
+    first day a period kept still covers), none after ``horizon`` (see :func:`horizon_day`).
+    ``None`` if no day can. A range reaching to the year 9998 plans a few keys, not
+    thousands."""
+    if last < first:
+        raise ValueError("end must not be before start.")
+    first, last = max(first, oldest), min(last, horizon)
+    return (first, last) if first <= last else None
+
+
+def days_back(today: date, days: int) -> date:
+    """The first of the ``days`` days ending with ``today``, never before the year 2 (a
+    ``last(2**63)`` asks for every day kept, which clipping then bounds)."""
+    return today - timedelta(days=min(days - 1, (today - EARLIEST_DAY).days))
 
 
 def validate_periods(periods: object) -> tuple[str, ...]:

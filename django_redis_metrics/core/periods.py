@@ -18,8 +18,32 @@ from typing import ClassVar
 
 from ..conf import conf
 from .timeutil import When, to_timestamp
+from .validation import integer, shown
 
 PERIOD_NAMES = ("hour", "day", "week", "month")
+#: The days a period may be named by: the years 2 to 9998, as ``when`` (``timeutil``), so that
+#: a period and its neighbours exist in any zone.
+EARLIEST_DAY = date(2, 1, 1)
+LATEST_DAY = date(9998, 12, 31)
+
+
+def calendar_int(value: object, what: str, low: int, high: int) -> int:
+    """An int (not a bool, not a ``Decimal``) from ``low`` to ``high``: a year, month, week."""
+    number = integer(value, what)
+    if not low <= number <= high:
+        raise ValueError(f"{what} must be from {low} to {high}, not {shown(number)}.")
+    return number
+
+
+def checked_day(day: object, what: str = "day") -> date:
+    """``day`` if it is a ``date`` (not a datetime) of the years 2 to 9998."""
+    if not isinstance(day, date) or isinstance(day, datetime):
+        raise TypeError(f"{what} must be a date, not {type(day).__name__}: {shown(day)}.")
+    if not EARLIEST_DAY <= day <= LATEST_DAY:
+        raise ValueError(f"{what} must fall within the years 2 to 9998, not {day}.")
+    return day
+
+
 #: Hours shifted one by one (exact in every zone) before ``Hour.shift`` jumps instead.
 LONG_WALK = 24 * 7
 
@@ -227,7 +251,7 @@ class Day(Period):
 
     @classmethod
     def of(cls, day: date, tz: tzinfo | str | None = None) -> Day:
-        return cls(_midnight(day, get_zone(tz)))
+        return cls(_midnight(checked_day(day), get_zone(tz)))
 
     @classmethod
     def _start_of(cls, local: datetime) -> datetime:
@@ -256,6 +280,8 @@ class Week(Period):
 
     @classmethod
     def of(cls, iso_year: int, week: int, tz: tzinfo | str | None = None) -> Week:
+        iso_year = calendar_int(iso_year, "iso_year", EARLIEST_DAY.year, LATEST_DAY.year)
+        week = calendar_int(week, "week", 1, 53)
         try:
             monday = date.fromisocalendar(iso_year, week, 1)
         except ValueError as exc:
@@ -292,8 +318,8 @@ class Month(Period):
 
     @classmethod
     def of(cls, year: int, month: int, tz: tzinfo | str | None = None) -> Month:
-        if not 1 <= month <= 12:
-            raise ValueError(f"month must be 1..12, not {month}.")
+        year = calendar_int(year, "year", EARLIEST_DAY.year, LATEST_DAY.year)
+        month = calendar_int(month, "month", 1, 12)
         return cls(_midnight(date(year, month, 1), get_zone(tz)))
 
     @classmethod
@@ -333,7 +359,7 @@ def period_class(name: object) -> type[Period]:
 def day_of(when: When | date, tz: tzinfo | str | None = None) -> Day:
     """The day holding ``when``; a ``date`` names its day in the zone directly."""
     if isinstance(when, date) and not isinstance(when, datetime):
-        return Day.of(when, tz)
+        return Day.of(checked_day(when, "a date"), tz)
     day = Day.containing(when, tz)
     assert isinstance(day, Day)
     return day

@@ -65,6 +65,18 @@ def seconds(value: object, what: str, *, allow_zero: bool = False) -> float:
 # check names the setting, so the message says "the value".
 
 
+#: Most connections one event loop's async client may open (Redis' default maxclients: 10,000).
+MAX_CONNECTIONS = 10_000
+
+
+def connection_count(value: object) -> int:
+    """A positive int of connections, at most ``MAX_CONNECTIONS``."""
+    number = integer(value, "the value", minimum=1)
+    if number > MAX_CONNECTIONS:
+        raise ValueError(f"the value must be at most {MAX_CONNECTIONS:,}, not {number}.")
+    return number
+
+
 def positive_seconds(value: object) -> float:
     return seconds(value, "the value")
 

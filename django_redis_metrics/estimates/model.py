@@ -20,7 +20,13 @@ from ..core.connection import get_redis_connection
 from ..core.cover import cover_days
 from ..core.drive import adrive, drive
 from ..core.keys import catalogue_key, metric_key, to_str
-from ..core.periodic import PeriodicMetric
+from ..core.periodic import (
+    PeriodicMetric,
+    clipped_range,
+    days_back,
+    horizon_day,
+    oldest_kept_day,
+)
 from ..core.periods import (
     PERIOD_NAMES,
     Day,
@@ -183,27 +189,25 @@ class UniqueEstimate(PeriodicMetric):
         Days older than every period kept hold nothing, so they are not planned at all.
         """
         zone = get_zone()
-        first, last = day_of(start, zone), day_of(end, zone)
-        if last < first:
-            raise ValueError("end must not be before start.")
         now = time.time()
-        keep = retention()
-        oldest = min(
-            period_bounds(period_class(name).containing(now, zone), keep[name])[1]
-            for name in self.periods
+        oldest = oldest_kept_day(self.periods, retention(), period_bounds, zone, now)
+        clipped = clipped_range(
+            day_of(start, zone).date,
+            day_of(end, zone).date,
+            oldest,
+            horizon_day(self.periods, zone, now),
         )
-        if first.start_ts < oldest:
-            first = day_of(oldest, zone)
-        if last < first:
+        if clipped is None:
             return EstimateQuery(self, ())
+        first, last = (Day.of(day, zone) for day in clipped)
         days = list(days_between(first.start_ts, last.start_ts, zone))
         return EstimateQuery(self, tuple(self._cover(days, now)))
 
     def last(self, days: int, when: When = None) -> EstimateQuery:
         """Items added in the ``days`` days ending with ``when``'s day (today by default)."""
         days = positive_int(days, "days")
-        today = Day.containing(when)
-        return self.between(today.shift(-(days - 1)).start_ts, today.start_ts)
+        today = day_of(when, get_zone()).date
+        return self.between(days_back(today, days), today)
 
     def _cover(self, days: list[Day], now: float | None = None) -> list[Period]:
         """The fewest keys still retained at ``now`` whose union is these consecutive days."""
