@@ -1,16 +1,17 @@
 """Metrics through Redis faults: gunicorn under open-loop load, a fault at t = 10 s, every hit
 accounted for.
 
-For each fault: a private Redis (a single node with an append-only file, or a local 3-master +
-3-replica Redis Cluster for the failover), gunicorn with 2 workers (``--preload``) serving a
+For each fault: a private Redis (a single node with an append-only file, a local 3-master +
+3-replica Redis Cluster for the failover, or a Sentinel-managed master with one replica and
+three sentinels, ``redis+sentinel://``), gunicorn with 2 workers (``--preload``) serving a
 tiny Django site with ``MetricsMiddleware`` (``faults_site.py``), and an open-loop client on
 127.0.0.1 (in a process of its own, ``faults_load.py``) sending ``--rate`` requests a second
 for ``--duration`` seconds, each on schedule whether or not the previous ones were answered
 (latency counted from the scheduled time). At ``--fault-at`` the fault is applied; a poller
-reads the ``hits`` counter every 20 ms, and for the failover another asks every live node
-every 20 ms whether it sees the promoted replica, both without retries. After the load, the
-run waits until every worker's buffer has drained, stops gunicorn, and compares ``hits`` with
-the responses served:
+reads the ``hits`` counter every 20 ms, and for a failover another asks every live node (every
+sentinel) every 20 ms whether it sees the promoted replica, both without retries. After the
+load, the run waits until every worker's buffer has drained, stops gunicorn, and compares
+``hits`` with the responses served:
 
 - **lost** / **doubled**: responses served minus hits counted (or the reverse);
 - **resumed**: seconds from Redis answering again (the pause ending, SIGCONT, the restarted
@@ -55,6 +56,7 @@ from django.conf import settings
 
 from benchmarks.faults_load import Load
 from django_redis_metrics.testing import RedisClusterServers, RedisServer, free_port
+from django_redis_metrics.testing.sentinel import RedisSentinelServers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,12 +74,15 @@ class Redis:
     cluster: bool
     single: RedisServer | None = None
     servers: RedisClusterServers | None = None
+    sentinel: RedisSentinelServers | None = None
 
     def stop(self) -> None:
         if self.single is not None:
             self.single.cleanup()
         if self.servers is not None:
             self.servers.stop()
+        if self.sentinel is not None:
+            self.sentinel.stop()
 
 
 @dataclass
@@ -89,6 +94,12 @@ class Fault:
     label: str
     apply: Callable[[Redis], float] | None
     cluster: bool = False
+    sentinel: bool = False
+
+    @property
+    def failover(self) -> bool:
+        """Whether Redis answers again on another server (a promoted replica)."""
+        return (self.cluster or self.sentinel) and self.apply is not None
 
 
 def client_pause(milliseconds: int) -> Callable[[Redis], float]:
@@ -151,6 +162,28 @@ def failover(redis: Redis) -> float:
         time.sleep(0.02)
 
 
+def sentinel_promotion(forced: bool) -> Callable[[Redis], float]:
+    """SIGKILL of the Sentinel-managed master, or ``SENTINEL FAILOVER`` while it runs (then
+    with ``min-replicas-to-write 1``, without which the old master takes writes that the
+    promotion loses); returns when every sentinel names the new master."""
+
+    def apply(redis: Redis) -> float:
+        assert redis.sentinel is not None
+        old = redis.sentinel.current_master()
+        if forced:
+            redis.sentinel.refuse_writes_without_replica()
+            redis.sentinel.failover()
+        else:
+            old.kill()
+        while True:
+            with contextlib.suppress(Exception):  # a sentinel busy electing: ask again
+                if redis.sentinel.master_port() not in (None, old.port):
+                    return time.monotonic()
+            time.sleep(0.02)
+
+    return apply
+
+
 FAULTS = [
     Fault("none", "no fault (baseline)", None),
     Fault("pause300", "CLIENT PAUSE 300 ms", client_pause(300)),
@@ -160,6 +193,14 @@ FAULTS = [
     Fault("oom", "maxmemory 1mb noeviction, 10 s", maxmemory(10.0)),
     Fault("clusternone", "Cluster 3+3: no fault (baseline)", None, cluster=True),
     Fault("failover", "Cluster 3+3: SIGKILL master of hits", failover, cluster=True),
+    Fault("sentinelnone", "Sentinel 1+1: no fault (baseline)", None, sentinel=True),
+    Fault("sentinelkill", "Sentinel 1+1: SIGKILL master", sentinel_promotion(False), sentinel=True),
+    Fault(
+        "sentinelfailover",
+        "Sentinel 1+1: SENTINEL FAILOVER (min-replicas-to-write 1)",
+        sentinel_promotion(True),
+        sentinel=True,
+    ),
 ]
 
 
@@ -194,8 +235,11 @@ class Result:
         return None
 
 
-def start_redis(cluster: bool, node_timeout_ms: int) -> Redis:
-    if cluster:
+def start_redis(fault: Fault, node_timeout_ms: int) -> Redis:
+    if fault.sentinel:
+        managed = RedisSentinelServers(replicas=1, down_after_ms=node_timeout_ms).start()
+        return Redis(managed.url, False, sentinel=managed)
+    if fault.cluster:
         servers = RedisClusterServers(masters=3, replicas=1, node_timeout_ms=node_timeout_ms)
         servers.start()
         # A replica as the address: alive whichever master is killed.
@@ -260,7 +304,7 @@ def poll(result: Result, stop: threading.Event) -> None:
 
 
 def run(fault: Fault, options: argparse.Namespace, workdir: Path) -> Result:
-    redis = start_redis(fault.cluster, options.node_timeout)
+    redis = start_redis(fault, options.node_timeout)
     prefix = f"faults{uuid.uuid4().hex[:8]}"
     settings.DJANGO_REDIS_METRICS = {
         "CONNECTION": redis.url,
@@ -332,6 +376,7 @@ def print_table(results: list[Result], options: argparse.Namespace) -> None:
     print(
         f"\n{options.rate:g} requests/s for {options.duration:g} s, fault at "
         f"t = {options.fault_at:g} s; gunicorn 2 workers (--preload); cluster node timeout "
+        "and Sentinel down-after "
         f"{options.node_timeout} ms\n"
     )
     header = (
@@ -346,8 +391,8 @@ def print_table(results: list[Result], options: argparse.Namespace) -> None:
             after = "n/a" if not result.fault.apply else "never"
         else:
             after = f"{max(0.0, resumed - result.answered_at):.2f} s"
-            if result.fault.cluster:
-                after += f" ({resumed - result.fault_at:.2f} s after the kill)"
+            if result.fault.failover:
+                after += f" ({resumed - result.fault_at:.2f} s after the fault)"
         window = result.p99(result.fault_at, result.answered_at + WINDOW_AFTER)
         warned = result.warnings
         print(
@@ -362,13 +407,15 @@ def print_table(results: list[Result], options: argparse.Namespace) -> None:
             print(f"|   ({result.failed} requests got no 200) | | | | | | | | |")
     for result in results:
         resumed = result.resumed()
-        if result.fault.cluster and result.fault.apply and resumed is not None:
+        if result.fault.failover and resumed is not None:
             agreed = result.answered_at - result.fault_at
+            who = "sentinels" if result.fault.sentinel else "nodes"
             print(
-                f"\n{result.fault.label}: the nodes agreed on the new master {agreed:.2f} s "
-                f"after the kill; recording resumed {resumed - result.fault_at:.2f} s after the "
-                f"kill ({resumed - result.answered_at:.3f} s after they agreed); goal: resumed "
-                f"<= node timeout + 2 s = {options.node_timeout / 1000 + 2:.1f} s after the kill"
+                f"\n{result.fault.label}: the {who} agreed on the new master {agreed:.2f} s "
+                f"after the fault; recording resumed {resumed - result.fault_at:.2f} s after "
+                f"it ({resumed - result.answered_at:.3f} s after they agreed); goal for a "
+                f"kill: resumed <= node timeout + 2 s = {options.node_timeout / 1000 + 2:.1f} s "
+                "after it"
             )
 
 
@@ -377,7 +424,12 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=300.0, help="requests per second")
     parser.add_argument("--duration", type=float, default=25.0, help="seconds of load per fault")
     parser.add_argument("--fault-at", type=float, default=10.0)
-    parser.add_argument("--node-timeout", type=int, default=2000, help="cluster-node-timeout ms")
+    parser.add_argument(
+        "--node-timeout",
+        type=int,
+        default=2000,
+        help="cluster-node-timeout, and Sentinel's down-after-milliseconds (ms)",
+    )
     parser.add_argument(
         "--only", default="", help=f"comma-separated faults: {','.join(f.key for f in FAULTS)}"
     )

@@ -9,7 +9,7 @@ from .core.connection import get_redis_connection
 from .counter import Counter
 from .estimates import UniqueEstimate
 from .events import EventSeries
-from .exceptions import AsyncPoolTimeout, MetricsRefused, NoDayKeys
+from .exceptions import AsyncPoolTimeout, MetricsRefused, MissingPermission, NoDayKeys
 from .gauge import Gauge
 from .sending.sender import flush
 from .statistic import Statistic
@@ -21,6 +21,7 @@ __all__ = [
     "EventSeries",
     "Gauge",
     "MetricsRefused",
+    "MissingPermission",
     "NoDayKeys",
     "Statistic",
     "UniqueBitmap",

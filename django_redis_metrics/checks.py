@@ -9,7 +9,7 @@ django_redis_metrics.E001  the setting is not a dict
 django_redis_metrics.W001  an unknown key (probably a typo), in the setting or in SENDER
 django_redis_metrics.W002  a flat sender key (SEND_DELAY...) that now belongs in SENDER
 django_redis_metrics.E003  CONNECTION names a CACHES alias that cannot share a Redis pool
-django_redis_metrics.E005  CLUSTER asks for a cluster over a unix socket
+django_redis_metrics.E005  CLUSTER asks for a cluster over a unix socket or Sentinel
 django_redis_metrics.E048  SENDER's first retry comes later than its longest wait
 =========================  ==========================================================
 """
@@ -23,15 +23,20 @@ from typing import Any
 from django.apps import apps
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from .conf import DEFAULTS, SETTING_NAME, Settings
 from .core.connection import is_url
 from .core.keys import validate_name
+from .core.sentinel import is_sentinel_url
+from .core.sentinel import parse as parse_sentinel_url
 from .core.validation import positive_int, shown
 from .sender_settings import LEGACY_SENDER_KEYS, SENDER_KEYS
 
 ID = "django_redis_metrics.{}"
+#: The URLs a Redis Cluster can be reached by (a node's).
+NODE_URLS = ("redis://", "rediss://")
 #: Keys the app no longer reads, and what replaced them (the hint of their W001 warning).
 REMOVED_KEYS = {
     "FAIL_OPEN_COOLDOWN": "FAIL_OPEN_COOLDOWN was removed: writes are no longer dropped for a "
@@ -57,8 +62,9 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
             validator = import_string(setting.validator)
             errors += _validated(value, validator, setting.name, setting.check)
     errors += _check_cache_alias(raw.get("CONNECTION", DEFAULTS["CONNECTION"]))
-    if raw.get("CLUSTER") is True and str(raw.get("CONNECTION", "")).startswith("unix://"):
-        message = "Redis Cluster cannot be reached over a unix:// socket."
+    connection = str(raw.get("CONNECTION", ""))
+    if raw.get("CLUSTER") is True and is_url(connection) and not connection.startswith(NODE_URLS):
+        message = "With CLUSTER = True, CONNECTION is the redis:// or rediss:// URL of a node."
         errors.append(Error(message, id=ID.format("E005")))
     return errors + check_sender(raw)
 
@@ -150,7 +156,8 @@ def _check_cache_alias(connection: Any) -> list[CheckMessage]:
 
 
 def validate_connection(value: object) -> str:
-    """A Redis URL (``redis://``, ``rediss://``, ``unix://``) or the name of a CACHES alias."""
+    """A Redis URL (``redis://``, ``rediss://``, ``unix://``, ``redis+sentinel://``) or the name
+    of a CACHES alias."""
     if not isinstance(value, str) or not value:
         raise TypeError(
             "must be a Redis URL (e.g. 'redis://localhost:6379/0', 'unix:///run/redis.sock') "
@@ -158,8 +165,14 @@ def validate_connection(value: object) -> str:
         )
     if "://" in value and not is_url(value):
         raise ValueError(
-            f"{shown(value)} has an unknown scheme: use redis://, rediss:// or unix://."
+            f"{shown(value)} has an unknown scheme: use redis://, rediss://, unix:// or "
+            "redis+sentinel://."
         )
+    if is_sentinel_url(value):
+        try:
+            parse_sentinel_url(value)
+        except ImproperlyConfigured as error:
+            raise ValueError(str(error)) from error
     return value
 
 

