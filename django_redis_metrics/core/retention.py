@@ -72,10 +72,7 @@ def validate_precisions(precisions: object) -> tuple[int, ...]:
 
 def validate_samples(samples: object) -> int:
     """Slices kept per precision: an int in ``[1, MAX_SAMPLES]``."""
-    number = integer(samples, "samples", minimum=1)
-    if number > MAX_SAMPLES:
-        raise ValueError(f"samples must be at most {MAX_SAMPLES}, not {number}.")
-    return number
+    return integer(samples, "samples", minimum=1, maximum=MAX_SAMPLES)
 
 
 def ttl_ms(seconds: float) -> int:

@@ -31,8 +31,15 @@ def is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def integer(value: object, what: str, *, minimum: int | None = None, unit: str = "") -> int:
-    """``value`` as a plain ``int``, at least ``minimum`` when given; ``unit`` (e.g.
+def integer(
+    value: object,
+    what: str,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    unit: str = "",
+) -> int:
+    """``value`` as a plain ``int``, from ``minimum`` to ``maximum`` when given; ``unit`` (e.g.
     "seconds") names what the int counts in the error message."""
     if not is_int(value):
         kind = f"an int number of {unit}" if unit else "an int"
@@ -40,7 +47,9 @@ def integer(value: object, what: str, *, minimum: int | None = None, unit: str =
     number = int(value)  # an IntEnum member becomes a plain int
     if minimum is not None and number < minimum:
         qualifier = "positive" if minimum == 1 else f"at least {minimum}"
-        raise ValueError(f"{what} must be {qualifier}, not {number}.")
+        raise ValueError(f"{what} must be {qualifier}, not {shown(number)}.")
+    if maximum is not None and number > maximum:
+        raise ValueError(f"{what} must be at most {maximum}, not {shown(number)}.")
     return number
 
 
@@ -96,10 +105,7 @@ MAX_CONNECTIONS = 10_000
 
 def connection_count(value: object) -> int:
     """A positive int of connections, at most ``MAX_CONNECTIONS``."""
-    number = integer(value, "the value", minimum=1)
-    if number > MAX_CONNECTIONS:
-        raise ValueError(f"the value must be at most {MAX_CONNECTIONS:,}, not {number}.")
-    return number
+    return integer(value, "the value", minimum=1, maximum=MAX_CONNECTIONS)
 
 
 def positive_seconds(value: object) -> float:

@@ -48,10 +48,7 @@ def validate_retention(retention: object, what: str = "retention") -> float:
 
 def validate_max_values(value: object, what: str = "max_values") -> int:
     """A cap of distinct values per indexed field: an int in ``[1, MAX_DISTINCT_VALUES]``."""
-    number = integer(value, what, minimum=1)
-    if number > MAX_DISTINCT_VALUES:
-        raise ValueError(f"{what} must be at most {MAX_DISTINCT_VALUES}, not {number}.")
-    return number
+    return integer(value, what, minimum=1, maximum=MAX_DISTINCT_VALUES)
 
 
 class EventSeries(SeriesAsync, Metric):

@@ -84,7 +84,9 @@ def test_awaits_on_a_paused_redis_never_block_the_loop(backend: Backend) -> None
 
     elapsed, longest_gap, ticks = run(main)
     assert elapsed >= PAUSE_MS / 1000 * 0.8  # the awaits really waited for Redis ...
-    assert longest_gap < 0.3  # ... while the loop went on ticking
+    # ... while the loop went on ticking: a blocked loop would stall for the whole pause; a
+    # busy machine (coverage tracing, a CI run beside other jobs) may stall it a few tenths.
+    assert longest_gap < PAUSE_MS / 1000 * 0.6
     assert ticks >= elapsed / 0.05
     assert counter.total(60) == 21 and series.size() == 5 and bitmap.count("day") == 1
     assert stat.summary(60, T0)["count"] == 1 and gauge.get() == 4

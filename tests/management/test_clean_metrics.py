@@ -34,9 +34,10 @@ def run(*args: str) -> str:
 
 
 def snapshot(backend: Any) -> dict[str, tuple[bytes, int]]:
-    """Every key of the test, with its serialized value and TTL: any change shows."""
+    """Every key of the test, with its serialized value and expiry time (absolute: a TTL
+    would tick down while the test runs): any change shows."""
     client = backend.client
-    return {key: (client.dump(key), client.ttl(key)) for key in backend.keys()}
+    return {key: (client.dump(key), client.pexpiretime(key)) for key in backend.keys()}
 
 
 @pytest.fixture
