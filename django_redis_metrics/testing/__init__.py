@@ -165,6 +165,8 @@ class RedisServer:
                 if self.process.poll() is not None or time.monotonic() > deadline:
                     log = self.directory / "redis.log"
                     detail = log.read_text() if log.exists() else ""
+                    self.process.kill()  # up but unreachable: never left running
+                    self.process.wait()
                     raise RuntimeError(
                         f"redis-server on port {self.port} did not start: {detail}"
                     ) from None

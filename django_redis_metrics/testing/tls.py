@@ -41,13 +41,24 @@ def make_certificates(directory: Path, days: int = 2) -> Certificates:
     ca, ca_key = directory / "ca.pem", directory / "ca.key"
     certificate, key = directory / "server.pem", directory / "server.key"
     request, extensions = directory / "server.csr", directory / "server.ext"
-    extensions.write_text("subjectAltName = IP:127.0.0.1\n")
+    # What strict verification (Python 3.13's default VERIFY_X509_STRICT) asks of a chain: a
+    # CA marked as one, and a leaf naming its issuer's key and what it may be used for.
+    extensions.write_text(
+        "subjectAltName = IP:127.0.0.1\n"
+        "basicConstraints = critical, CA:FALSE\n"
+        "keyUsage = critical, digitalSignature, keyEncipherment\n"
+        "extendedKeyUsage = serverAuth\n"
+        "subjectKeyIdentifier = hash\n"
+        "authorityKeyIdentifier = keyid, issuer\n"
+    )
 
     def openssl(*args: str | Path) -> None:
         subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True)
 
     openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca,
-            "-days", str(days), "-subj", "/CN=django-redis-metrics test CA")  # fmt: skip
+            "-days", str(days), "-subj", "/CN=django-redis-metrics test CA",
+            "-addext", "basicConstraints = critical, CA:TRUE",
+            "-addext", "keyUsage = critical, keyCertSign, cRLSign")  # fmt: skip
     openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", request,
             "-subj", "/CN=127.0.0.1")  # fmt: skip
     openssl("x509", "-req", "-in", request, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
