@@ -8,104 +8,32 @@ pytest-django's ``settings`` fixture take effect immediately.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from functools import lru_cache
 from typing import Any
 
-from django.conf import settings
-
+from .defaults import (
+    DEFAULT_BITMAP_RETENTION,
+    DEFAULT_CONNECTION,
+    DEFAULT_DASHBOARD,
+    DEFAULT_ESTIMATE_RETENTION,
+    DEFAULT_EVENT_RETENTION,
+    DEFAULT_EXCLUDE_VIEWS,
+    DEFAULT_MAX_SERIES,
+    DEFAULT_PRECISIONS,
+    DEFAULT_SAMPLES,
+    DEFAULT_STATISTIC_PRECISIONS,
+    as_is,
+    bitmap_retention,
+    estimate_retention,
+    exclude_paths,
+    ints,
+    optional_str,
+    strs,
+    time_zone,
+)
 from .sender_settings import SenderOptions, SenderSetting
 from .setting import PACKAGE, SETTING_NAME, Setting, SettingsReader
 
 __all__ = ["DEFAULTS", "SETTING_NAME", "Settings", "conf"]
-
-DEFAULT_CONNECTION = "redis://127.0.0.1:6379/0"
-DEFAULT_PRECISIONS: tuple[int, ...] = (1, 5, 60, 300, 3600, 18000, 86400)
-DEFAULT_SAMPLES = 120
-#: A Statistic's default precisions: minutes, 5 minutes, hours and days (a slice of a statistic
-#: costs up to about 1 KB, a counter's 7 bytes, hence no 1 s slices by default).
-DEFAULT_STATISTIC_PRECISIONS: tuple[int, ...] = (60, 300, 3600, 86400)
-#: Periods of each kind a UniqueBitmap keeps, counting the current one: 2 days of hours, about
-#: 3 months of days, 2 years of ISO weeks, 5 years of months.
-DEFAULT_BITMAP_RETENTION: dict[str, int] = {"hour": 48, "day": 92, "week": 105, "month": 60}
-DEFAULT_EVENT_RETENTION = 30 * 86400
-#: Periods of each kind a UniqueEstimate keeps, counting the current one (as for bitmaps).
-DEFAULT_ESTIMATE_RETENTION: dict[str, int] = {"hour": 48, "day": 92, "week": 105, "month": 60}
-#: View names (``fnmatch`` patterns) the middleware does not count: the admin, health checks.
-DEFAULT_EXCLUDE_VIEWS: tuple[str, ...] = (
-    "admin:*",
-    "health",
-    "healthz",
-    "health_check",
-    "health_check:*",
-    "ping",
-)
-#: Paths always skipped when ``EXCLUDE_PATHS`` is unset, besides ``STATIC_URL`` and ``MEDIA_URL``.
-DEFAULT_EXCLUDE_PATHS: tuple[str, ...] = ("/favicon.ico", "/robots.txt")
-#: The dashboard's tiles, in order (names of ``admin/tiles.py``'s tiles, dotted paths of Tile
-#: classes, or ``{"tile": name, **options}``).
-DEFAULT_DASHBOARD: tuple[str, ...] = (
-    "hits",
-    "active_users",
-    "top_views",
-    "errors",
-    "slowest_views",
-    "events",
-)
-
-
-def _time_zone(value: Any) -> str:
-    return str(value or getattr(settings, "TIME_ZONE", None) or "UTC")
-
-
-def _ints(value: Iterable[int]) -> tuple[int, ...]:
-    return tuple(value)
-
-
-def _strs(value: Iterable[Any]) -> tuple[str, ...]:
-    return tuple(str(item) for item in value)
-
-
-def _optional_str(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _as_is(value: Any) -> Any:
-    """Validated where it is used (and by the system check)."""
-    return value
-
-
-def _bitmap_retention(value: Mapping[str, int]) -> dict[str, int]:
-    return {**DEFAULT_BITMAP_RETENTION, **value}
-
-
-def _estimate_retention(value: Mapping[str, int]) -> dict[str, int]:
-    return {**DEFAULT_ESTIMATE_RETENTION, **value}
-
-
-def _exclude_paths(value: Iterable[Any] | None) -> tuple[str, ...]:
-    if value is not None:
-        return _strs(value)
-    from django.urls import get_script_prefix
-
-    urls = (getattr(settings, "STATIC_URL", None), getattr(settings, "MEDIA_URL", None))
-    return _default_exclude_paths(get_script_prefix(), *(str(url or "") for url in urls))
-
-
-@lru_cache(maxsize=64)
-def _default_exclude_paths(script_prefix: str, *urls: str) -> tuple[str, ...]:
-    """``EXCLUDE_PATHS``'s default for these ``STATIC_URL`` and ``MEDIA_URL`` under
-    ``script_prefix`` ("/sub/" when the site is served under a sub-path)."""
-    found = []
-    for url in urls:
-        # Django puts the script prefix in front of a relative STATIC_URL; paths are
-        # compared with request.path_info, which does not hold it.
-        if script_prefix != "/" and url.startswith(script_prefix):
-            url = url[len(script_prefix) - 1 :]
-        # An unset MEDIA_URL reads as "/" (Django adds the script prefix): never exclude all.
-        if url.strip("/") and "://" not in url:
-            found.append("/" + url.lstrip("/"))
-    return (*found, *DEFAULT_EXCLUDE_PATHS)
 
 
 class Settings(SettingsReader):
@@ -136,7 +64,7 @@ class Settings(SettingsReader):
     )
     TIME_ZONE: Setting[str] = Setting(
         None,
-        _time_zone,
+        time_zone,
         "Time zone of calendar periods (hours, days, ISO weeks, months) and of every date the "
         "admin pages, the dashboard and the exports show, whatever the browser's zone (see [time "
         "zone](admin.md#one-time-zone-the-sites)).",
@@ -175,7 +103,7 @@ class Settings(SettingsReader):
     )
     COUNTER_PRECISIONS: Setting[tuple[int, ...]] = Setting(
         DEFAULT_PRECISIONS,
-        _ints,
+        ints,
         "Default precisions of a `Counter`, in seconds: at most 64, each at most 366 days.",
         check="E008",
         validator=f"{PACKAGE}.core.retention.validate_precisions",
@@ -192,7 +120,7 @@ class Settings(SettingsReader):
     )
     STATISTIC_PRECISIONS: Setting[tuple[int, ...]] = Setting(
         DEFAULT_STATISTIC_PRECISIONS,
-        _ints,
+        ints,
         "Default precisions of a `Statistic` (and so of the middleware's per-view latency), in "
         "seconds: at most 64, each at most 366 days. A `Gauge` takes `COUNTER_PRECISIONS`.",
         check="E010",
@@ -219,7 +147,7 @@ class Settings(SettingsReader):
     )
     EVENT_MAX_VALUES: Setting[Any] = Setting(
         1000,
-        _as_is,
+        as_is,
         "Distinct values an `EventSeries` indexes per field unless it sets `max_values` (at most "
         '100,000; each value is a sorted set); further new values are indexed under `"(other)"`.',
         check="E021",
@@ -227,7 +155,7 @@ class Settings(SettingsReader):
     )
     BITMAP_RETENTION: Setting[dict[str, int]] = Setting(
         DEFAULT_BITMAP_RETENTION,
-        _bitmap_retention,
+        bitmap_retention,
         "Periods of each kind a `UniqueBitmap` keeps, counting the current one; kinds left out "
         "keep their default; at most about 100 years of each. Enforced as marks are written: a "
         "period key expires at the end of its retention, and older marks are not kept.",
@@ -255,7 +183,7 @@ class Settings(SettingsReader):
     )
     ESTIMATE_RETENTION: Setting[dict[str, int]] = Setting(
         DEFAULT_ESTIMATE_RETENTION,
-        _estimate_retention,
+        estimate_retention,
         "Periods of each kind a `UniqueEstimate` keeps, counting the current one; kinds left out "
         "keep their default; at most about 100 years of each. Enforced as items are added: a "
         "period key (at most 14 KB) expires at the end of its retention, and older adds are not "
@@ -265,14 +193,14 @@ class Settings(SettingsReader):
     )
     HITS_COUNTER: Setting[str | None] = Setting(
         "hits",
-        _optional_str,
+        optional_str,
         "The middleware's site-wide counter of requests; `None` turns it off.",
         check="E040",
         validator=f"{PACKAGE}.checks.validate_optional_name",
     )
     VIEW_COUNTER: Setting[str | None] = Setting(
         "hits:{view}",
-        _optional_str,
+        optional_str,
         "Name of each view's counter; `{view}` is the resolved view name "
         "(`resolver_match.view_name`), never the path. `None` turns per-view counters off.",
         check="E041",
@@ -280,7 +208,7 @@ class Settings(SettingsReader):
     )
     VIEW_TIMER: Setting[str | None] = Setting(
         "latency:{view}",
-        _optional_str,
+        optional_str,
         "Name of each view's [`Statistic`](statistic.md) of response times in milliseconds "
         "(count, mean, min, max, percentiles per slice, at `STATISTIC_PRECISIONS`). `None` turns "
         "it off.",
@@ -289,7 +217,7 @@ class Settings(SettingsReader):
     )
     VIEW_STATUS: Setting[str | None] = Setting(
         "status:{view}:{class}",
-        _optional_str,
+        optional_str,
         "Name of each view's counter of answers of one status class; `{class}` is `2xx`, `3xx`, "
         "`4xx` or `5xx` (a view that raises counts as `5xx`). `None` turns them off.",
         check="E053",
@@ -297,7 +225,7 @@ class Settings(SettingsReader):
     )
     EXPORT_TOKEN: Setting[str | None] = Setting(
         None,
-        _optional_str,
+        optional_str,
         "The secret a Prometheus scraper sends as `Authorization: Bearer <token>` to read [the "
         "exposition](prometheus.md) (at least 16 characters). With `None`, only signed-in staff "
         "users with the `view_metrics` permission can read it.",
@@ -328,7 +256,7 @@ class Settings(SettingsReader):
     )
     ACTIVE_USERS: Setting[str | None] = Setting(
         "active_users",
-        _optional_str,
+        optional_str,
         "The `UniqueBitmap` in which the middleware marks authenticated users (by `pk`) whose "
         "request loaded the user (see [the middleware](django.md#the-middleware)); `None` turns "
         "it off.",
@@ -337,14 +265,14 @@ class Settings(SettingsReader):
     )
     EXCLUDE_VIEWS: Setting[tuple[str, ...]] = Setting(
         DEFAULT_EXCLUDE_VIEWS,
-        _strs,
+        strs,
         "`fnmatch` patterns of view names the middleware does not count.",
         check="E043",
         validator=f"{PACKAGE}.checks.validate_exclude_views",
     )
     EXCLUDE_PATHS: Setting[tuple[str, ...]] = Setting(
         None,
-        _exclude_paths,
+        exclude_paths,
         "Path prefixes the middleware does not count, compared with `request.path_info` (without "
         "the script prefix: the default drops it from `STATIC_URL` and `MEDIA_URL` when the site "
         "is served under a sub-path).",
@@ -361,6 +289,15 @@ class Settings(SettingsReader):
         validator=f"{PACKAGE}.checks.validate_sender",
         shown="`{}`",
     )
+    MAX_SERIES: Setting[int] = Setting(
+        DEFAULT_MAX_SERIES,
+        int,
+        "Most series (label sets) one labelled metric keeps; a metric's `max_series=` overrides "
+        "it. Writes of further label sets go to its `__other__` series, counted and logged once "
+        "(see [Labels](labels.md)). A counter series costs about 6 KB after a day.",
+        check="E055",
+        validator=f"{PACKAGE}.core.validation.series_cap",
+    )
     ADMIN_PAGE_SIZE: Setting[int] = Setting(
         100,
         int,
@@ -370,7 +307,7 @@ class Settings(SettingsReader):
     )
     DASHBOARD: Setting[Any] = Setting(
         DEFAULT_DASHBOARD,
-        _as_is,
+        as_is,
         "The [dashboard](admin.md#the-dashboard)'s tiles, in order: tile names, dotted paths of "
         '`Tile` subclasses, or `{"tile": ..., **options}` (e.g. `{"tile": "top_views", "limit": '
         "20}`). Whatever the tiles, the page costs three round trips.",

@@ -83,8 +83,15 @@ class UniqueBitmap(PeriodicMetric):
     #: the request and of its replies).
     CALLS_PER_ROUND_TRIP: ClassVar[int] = 50
 
-    def __init__(self, name: str, periods: Sequence[str] = DEFAULT_PERIODS) -> None:
-        super().__init__(name, periods)
+    def __init__(
+        self,
+        name: str,
+        periods: Sequence[str] = DEFAULT_PERIODS,
+        *,
+        labels: Sequence[str] = (),
+        max_series: int | None = None,
+    ) -> None:
+        super().__init__(name, periods, labels=labels, max_series=max_series)
         self._periods_csv = ",".join(self.periods)
 
     # Keys

@@ -1,13 +1,22 @@
-"""What every kind of metric shares: a name, a kind, equality by name, and catalogue upkeep."""
+"""What every kind of metric shares: a name, a kind, equality by name, catalogue upkeep, and
+labels (``core/labelling.py``): a labelled metric's series are metrics of its kind."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import copy
+from collections.abc import Sequence
+from typing import Any, ClassVar, Self
 
+from ..conf import conf
 from . import catalogue
 from .drive import adrive
 from .keys import metric_key
+from .labelling import label_values, other_name, series_name, validate_label_names
 from .steps import Op, Steps
+from .validation import series_cap
+
+#: Most series instances a labelled metric keeps at hand (``labels()`` answers from them).
+SERIES_CACHE = 10_000
 
 
 class Metric:
@@ -20,6 +29,65 @@ class Metric:
     KIND: ClassVar[str]
     LABEL: ClassVar[str]
     name: str
+    #: The labels this metric is declared with (``labels=``); empty for a plain metric.
+    label_names: tuple[str, ...] = ()
+    #: The metric a series belongs to (``None`` for a metric itself).
+    family: Metric | None = None
+    #: A series' ``(label, value)`` pairs, in declaration order.
+    label_pairs: tuple[tuple[str, str], ...] = ()
+    _max_series: int | None = None
+    _series: dict[tuple[tuple[str, str], ...], Self] | None = None
+
+    def _declare_labels(self, labels: Sequence[str], max_series: int | None) -> None:
+        """Record ``labels=`` and ``max_series=`` (validated) of a metric's declaration."""
+        what = f"{self.LABEL} {self.name!r}"
+        self.label_names = validate_label_names(labels, what) if labels else ()
+        if max_series is not None:
+            self._max_series = series_cap(max_series, "max_series")
+
+    @property
+    def max_series(self) -> int:
+        """Most series this metric keeps (``max_series=``, else the ``MAX_SERIES`` setting)."""
+        family = self.family or self
+        if family._max_series is not None:
+            return family._max_series
+        return int(conf.MAX_SERIES)
+
+    def labels(self, **values: object) -> Self:
+        """The series of this metric with these label values (every declared label required;
+        values are str or int): a metric of the same kind, with the same methods."""
+        if self.family is not None:
+            raise TypeError(f"{self.LABEL.capitalize()} series {self.name!r} has no labels().")
+        pairs = label_values(self.label_names, values, f"{self.LABEL} {self.name!r}")
+        if self._series is None:
+            self._series = {}
+        found = self._series.get(pairs)
+        if found is None:
+            if len(self._series) >= SERIES_CACHE:
+                self._series.clear()
+            found = self._series[pairs] = self.series_for(pairs)
+        return found
+
+    def series_for(self, pairs: tuple[tuple[str, str], ...], *, other: bool = False) -> Self:
+        """The series of this metric with these (already checked) pairs, or its ``__other__``
+        series; configured as this metric."""
+        series = copy.copy(self)
+        series.name = other_name(self.name) if other else series_name(self.name, pairs)
+        series.family, series.label_pairs, series._series = self, pairs, None
+        return series
+
+    def other_series(self) -> Self:
+        """Where writes of label sets past ``max_series`` go."""
+        return self.series_for((), other=True)
+
+    def refuse_unlabelled_write(self) -> None:
+        """A ``TypeError`` if this is a labelled metric itself: its writes go to a series."""
+        if self.label_names:
+            example = ", ".join(f"{label}=..." for label in self.label_names)
+            raise TypeError(
+                f"The {self.LABEL} {self.name!r} is labelled by {self.label_names!r}: write to "
+                f"one of its series, e.g. .labels({example})."
+            )
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} {self._describe()}>"

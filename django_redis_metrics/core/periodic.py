@@ -75,9 +75,17 @@ class PeriodicMetric(Metric):
     NOUN: ClassVar[str]
     periods: tuple[str, ...]
 
-    def __init__(self, name: str, periods: Sequence[str] = DEFAULT_PERIODS) -> None:
+    def __init__(
+        self,
+        name: str,
+        periods: Sequence[str] = DEFAULT_PERIODS,
+        *,
+        labels: Sequence[str] = (),
+        max_series: int | None = None,
+    ) -> None:
         self.name = validate_name(name, f"{self.NOUN.lower()} name")
         self.periods = validate_periods(periods)
+        self._declare_labels(labels, max_series)
 
     @classmethod
     def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> Self:

@@ -51,10 +51,14 @@ class SlicedMetric(Metric):
         name: str,
         precisions: Sequence[int] | None = None,
         samples: int | None = None,
+        *,
+        labels: Sequence[str] = (),
+        max_series: int | None = None,
     ) -> None:
         self.name = validate_name(name, f"{self.LABEL} name")
         self._precisions = None if precisions is None else validate_precisions(precisions)
         self._samples = None if samples is None else validate_samples(samples)
+        self._declare_labels(labels, max_series)
 
     @classmethod
     def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> Self:

@@ -120,6 +120,15 @@ def positive_count(value: object) -> int:
     return positive_int(value, "the value")
 
 
+#: Highest cap on a labelled metric's series (``MAX_SERIES``, ``max_series=``).
+MAX_SERIES_LIMIT = 100_000
+
+
+def series_cap(value: object, what: str = "the value") -> int:
+    """A cap on a labelled metric's series: a positive int up to ``MAX_SERIES_LIMIT``."""
+    return integer(value, what, minimum=1, maximum=MAX_SERIES_LIMIT)
+
+
 #: Largest magnitude of a measured value (statistics, gauges): integers up to it are exact as
 #: doubles, and sums of squares stay far from overflow.
 MAX_MEASURE = 2**53

@@ -12,9 +12,10 @@ import time
 from collections.abc import Mapping
 from functools import lru_cache
 
-from ..conf import DEFAULT_ESTIMATE_RETENTION, conf
+from ..conf import conf
 from ..core.periods import Period
 from ..core.retention import period_retention, validate_periods_kept
+from ..defaults import DEFAULT_ESTIMATE_RETENTION
 
 
 def validate_retention(value: object) -> dict[str, int]:
