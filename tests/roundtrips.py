@@ -33,3 +33,36 @@ class RoundTrips:
         return self.calls - before
 
     __call__ = measure
+
+
+class Rounds:
+    """Counts round trips as waits: a command (or pipeline) sent after a reply was read starts
+    a new round, so a Redis Cluster pipeline written to several nodes before any reply is read
+    is one round (one network latency), where :class:`RoundTrips` counts one per node."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls = 0
+        self._reading = True
+        send = AbstractConnection.send_packed_command
+        read = AbstractConnection.read_response
+
+        def sending(conn: AbstractConnection, *args: Any, **kwargs: Any) -> Any:
+            if self._reading:
+                self.calls += 1
+                self._reading = False
+            return send(conn, *args, **kwargs)
+
+        def reading(conn: AbstractConnection, *args: Any, **kwargs: Any) -> Any:
+            self._reading = True
+            return read(conn, *args, **kwargs)
+
+        monkeypatch.setattr(AbstractConnection, "send_packed_command", sending)
+        monkeypatch.setattr(AbstractConnection, "read_response", reading)
+
+    def measure(self, action: Callable[[], object]) -> int:
+        """How many rounds ``action`` waits for."""
+        before, self._reading = self.calls, True
+        action()
+        return self.calls - before
+
+    __call__ = measure
