@@ -53,8 +53,10 @@ class Rounds:
             return send(conn, *args, **kwargs)
 
         def reading(conn: AbstractConnection, *args: Any, **kwargs: Any) -> Any:
-            self._reading = True
-            return read(conn, *args, **kwargs)
+            try:
+                return read(conn, *args, **kwargs)
+            finally:
+                self._reading = True
 
         monkeypatch.setattr(AbstractConnection, "send_packed_command", sending)
         monkeypatch.setattr(AbstractConnection, "read_response", reading)

@@ -6,12 +6,12 @@ bitmap's), or the server is a single node (the series of a labelled bitmap)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from ..core.gather import pipelined_steps
 from ..core.keys import to_str
-from ..core.scripts import ScriptLibrary, as_refusal
+from ..core.scripts import ScriptLibrary
 from ..core.steps import Script, Steps
+from ..core.uniting import checked
 from .bounds import MAX_SCRIPT_SOURCES, TEMP_TTL_MS
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
@@ -54,11 +54,3 @@ def build_steps(keys: Sequence[str], target: str) -> Steps[int]:
     ]
     replies = yield from pipelined_steps(calls)
     return sum(int(reply[2]) for reply in checked(replies))
-
-
-def checked(replies: Sequence[Any]) -> Sequence[Any]:
-    """``replies`` (of a pipeline), the first error among them raised."""
-    for reply in replies:
-        if isinstance(reply, Exception):
-            raise as_refusal(reply)
-    return replies

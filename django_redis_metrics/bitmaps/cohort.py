@@ -22,10 +22,9 @@ from ..core.keys import temp_key
 from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Pipe, Script, Steps
-from ..core.uniting import with_union
+from ..core.uniting import checked, with_union
 from . import query_plan
 from .bounds import MAX_SCRIPT_SOURCES, TEMP_TTL_MS
-from .building import checked
 from .keys import KIND
 from .unite import United, united_key_steps
 

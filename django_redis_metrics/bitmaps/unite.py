@@ -30,8 +30,9 @@ from ..core.keys import temp_key, to_str
 from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Script, Steps
+from ..core.uniting import checked
 from .bounds import IMPORTS_PER_CALL, MAX_SCRIPT_SOURCES, TEMP_TTL_MS, UNITE_GROUP
-from .building import build_steps, checked
+from .building import build_steps
 from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])

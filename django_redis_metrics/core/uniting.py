@@ -23,6 +23,7 @@ from .aggregate import _raised, _resume
 from .gather import pipelined_steps
 from .keys import TEMP, catalogue_key, to_str
 from .labelling import series_range, split
+from .scripts import as_refusal
 from .steps import Op, Pipe, Script, Step, Steps, finish
 
 if TYPE_CHECKING:
@@ -96,3 +97,11 @@ def temporary_keys(step: Step, keep: Callable[[str], bool] = lambda key: False) 
         for key in map(str, op.keys)
         if key.startswith(prefix) and not keep(key)
     ]
+
+
+def checked(replies: Sequence[Any]) -> Sequence[Any]:
+    """``replies`` (of a pipeline, or of gathered steps), the first error among them raised."""
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise as_refusal(reply)
+    return replies
