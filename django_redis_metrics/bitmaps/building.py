@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from ..core.gather import pipelined_steps
 from ..core.keys import to_str
 from ..core.scripts import ScriptLibrary
-from ..core.steps import Script, Steps
-from ..core.uniting import checked
+from ..core.steps import Pipe, Script, Step, Steps
+from ..core.uniting import checked, temporary_keys
 from .bounds import MAX_SCRIPT_SOURCES, TEMP_TTL_MS
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
@@ -54,3 +54,20 @@ def build_steps(keys: Sequence[str], target: str) -> Steps[int]:
     ]
     replies = yield from pipelined_steps(calls)
     return sum(int(reply[2]) for reply in checked(replies))
+
+
+def scratch_keys(step: Step) -> list[str]:
+    """What the first request of a query leaves in Redis, should the query be dropped after it
+    (``core/uniting.py``): a union built beforehand, or the result a "store" program kept (its
+    other temporaries, it deleted; cached unions stay)."""
+    ops = step.ops if isinstance(step, Pipe) else [step]
+    kept = [
+        op
+        for op in ops
+        if isinstance(op, Script)
+        and (
+            op.script.name == "bitmap_union"
+            or (op.script.name == "bitmap_query" and "store" in op.args[2:3])
+        )
+    ]
+    return temporary_keys(Pipe(kept), keep=lambda key: ":cache:" in key)

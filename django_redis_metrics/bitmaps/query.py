@@ -32,12 +32,12 @@ from ..core.keys import temp_key, to_str
 from ..core.periods import Period
 from ..core.scripts import STALE, ScriptLibrary, error_code
 from ..core.steps import Op, Script, Steps
-from ..core.uniting import temporary_keys, with_union
+from ..core.uniting import with_union
 from ..core.validation import shown
 from .bounds import MAX_SCRIPT_SOURCES as MAX_SCRIPT_SOURCES
 from .bounds import TEMP_TTL_MS as TEMP_TTL_MS
 from .bounds import validate_cache_ttl as validate_cache_ttl
-from .building import build_steps, union_steps
+from .building import build_steps, scratch_keys, union_steps
 from .ids import normalize_id, read_bits_steps
 from .keys import KIND
 from .unite import Bitmap, United, copy_steps, unite_steps
@@ -304,7 +304,7 @@ def evaluate(
             _families(query),
             plain or _evaluate(client, query, mode),
             lambda found: _evaluate(client, _expand(query, found), mode),
-            lambda step: temporary_keys(step, keep=lambda key: ":cache:" in key),
+            scratch_keys,
         )
     )
 

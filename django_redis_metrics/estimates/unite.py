@@ -7,7 +7,7 @@ its own slot, and ``PFCOUNT``/``PFMERGE`` take one slot: each member's union of 
 merged in its own slot and exported through the client (a HyperLogLog string: a few hundred
 bytes while sparse, at most about 12 KB), imported into a temporary key in the metric's slot,
 merged there and counted. ``UNITE_GROUP`` members travel together: two round trips per group
-(the count rides with the last import), at most a group's HyperLogLogs held in the client.
+(the last import counts), at most a group's HyperLogLogs held in the client.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ..core.gather import gather_steps, pipelined_steps
 from ..core.keys import temp_key
 from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
-from ..core.steps import Op, Script, Steps
+from ..core.steps import Script, Steps
 from ..core.uniting import checked
 from .bounds import IMPORTS_PER_CALL, MAX_COUNT_KEYS, TEMP_TTL_MS, UNITE_GROUP
 from .keys import KIND
@@ -42,23 +42,30 @@ def unite_steps(members: Sequence[Estimate], periods: tuple[Period, ...], home: 
     temporary key of ``home``'s slot, each member's exported from its own slot."""
     target = temp_key(KIND, home, f"unite:{uuid.uuid4().hex}")
     scratch = f"{target}:in"
-    replies: Sequence[Any] = []
+    count = 0
     for start in range(0, len(members), UNITE_GROUP):
         group = members[start : start + UNITE_GROUP]
         exported = yield from gather_steps([_export_steps(member, periods) for member in group])
         payloads = [payload for payload in checked(exported) if payload]
-        calls: list[Op | Script] = [
+        last = start + UNITE_GROUP >= len(members)
+        # One script only in the pipeline: should the server not have it yet, every call is
+        # sent again, in order; the last call counts the union (and deletes it).
+        chunks = range(0, max(len(payloads), 1 if last else 0), IMPORTS_PER_CALL)
+        calls = [
             Script(
                 script("estimate_import"),
                 [target, scratch],
-                [TEMP_TTL_MS, *payloads[at : at + IMPORTS_PER_CALL]],
+                [
+                    TEMP_TTL_MS,
+                    int(last and at + IMPORTS_PER_CALL >= len(payloads)),
+                    *payloads[at : at + IMPORTS_PER_CALL],
+                ],
             )
-            for at in range(0, len(payloads), IMPORTS_PER_CALL)
+            for at in chunks
         ]
-        if start + UNITE_GROUP >= len(members):  # the count rides with the last imports
-            calls += [Op("execute_command", "PFCOUNT", target), Op("unlink", target)]
         replies = checked((yield from pipelined_steps(calls)))
-    return int(replies[-2]) if replies else 0
+        count = int(replies[-1]) if last else 0
+    return count
 
 
 def _export_steps(member: Estimate, periods: tuple[Period, ...]) -> Steps[Any]:
