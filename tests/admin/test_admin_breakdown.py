@@ -1,0 +1,159 @@
+"""A labelled metric's page: its breakdown by one label's values (top values, others, filters
+and group-by in the URL), escaped labels, the same page as before for a plain metric."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+import pytest
+
+from django_redis_metrics import Counter
+from django_redis_metrics.admin import breakdown
+
+from ..django_site import admin_url, client_for, make_user
+
+pytestmark = pytest.mark.django_db
+
+XSS = "<script>alert(1)</script>"
+
+
+def chart_url(model: str = "countermetric", suffix: str = "chart") -> str:
+    return admin_url(model, suffix)
+
+
+@pytest.fixture
+def staff(backend: Any, settings: Any, frozen: float) -> Any:
+    settings.ROOT_URLCONF = "tests.integration.urls"
+    return client_for(make_user("analyst", staff=True, permitted=True))
+
+
+def written_hits(frozen: float) -> dict[tuple[str, str], int]:
+    """Writes to a labelled counter: (view, status) -> count, spread over the last hour."""
+    hits = Counter("hits", labels=("view", "status"), precisions=[60, 3600])
+    writes = {
+        ("home", "2xx"): 30,
+        ("home", "5xx"): 4,
+        ("about", "2xx"): 12,
+        ("cart", "2xx"): 7,
+        ("cart", "4xx"): 2,
+    }
+    for (view, status), count in writes.items():
+        for minutes in range(count):
+            hits.labels(view=view, status=status).incr(when=frozen - 60 * (minutes % 50))
+    return writes
+
+
+def per(writes: dict[tuple[str, str], int], index: int) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for key, count in writes.items():
+        found[key[index]] = found.get(key[index], 0) + count
+    return found
+
+
+def table(response: Any) -> dict[str, dict[str, Any]]:
+    assert response.status_code == 200
+    return {row.value: row.figures for row in response.context["breakdown"].rows}
+
+
+def test_the_table_totals_what_was_written_per_label_value(staff: Any, frozen: float) -> None:
+    writes = written_hits(frozen)
+    page = staff.get(chart_url() + "?name=hits&precision=60")
+    found = table(page)
+    assert {value: figures["total"] for value, figures in found.items()} == per(writes, 0)
+    whole = sum(writes.values())
+    assert found["home"]["share"] == pytest.approx(34 / whole)
+    assert page.context["breakdown"].others is None  # three values, all in the top
+    payload = page.context["payload"]
+    assert payload["total"] == whole
+    lines = {s["label"]: s for s in payload["series"] if s.get("part")}
+    assert set(lines) == {"view=home", "view=about", "view=cart"}
+    assert sum(lines["view=home"]["values"]) == 34
+    # the table is sorted by total, largest first, and ?o= sorts it otherwise
+    assert [row.value for row in page.context["breakdown"].rows] == ["home", "about", "cart"]
+    by_value = staff.get(chart_url() + "?name=hits&precision=60&o=value")
+    assert [row.value for row in by_value.context["breakdown"].rows] == ["about", "cart", "home"]
+    assert b'id="breakdown-table"' in page.content
+
+
+def test_group_by_and_filters_come_from_the_url(staff: Any, frozen: float) -> None:
+    writes = written_hits(frozen)
+    by_status = staff.get(chart_url() + "?name=hits&precision=60&by=status")
+    assert {v: f["total"] for v, f in table(by_status).items()} == per(writes, 1)
+    filtered = staff.get(chart_url() + "?name=hits&precision=60&view=home&view=cart")
+    assert {v: f["total"] for v, f in table(filtered).items()} == {"home": 34, "cart": 9}
+    assert filtered.context["payload"]["total"] == 43  # the chart is restricted too
+    both = staff.get(chart_url() + "?name=hits&precision=60&by=status&view=cart&status=2xx")
+    assert {v: f["total"] for v, f in table(both).items()} == {"2xx": 7}
+    assert both.context["payload"]["total"] == 7
+    # the filters and the group-by travel with every link of the page, the range's too
+    context = both.context
+    for url in (context["data_url"], *context["export_urls"].values()):
+        assert "by=status" in url and "view=cart" in url and "status=2xx" in url
+    assert all("view=cart" in url for _, _, url in context["precision_links"])
+    assert ("view", "cart") in context["range_form"]["hidden"]
+    data = staff.get(context["data_url"]).json()
+    assert data["total"] == 7
+    assert [s["label"] for s in data["series"] if s.get("part")] == ["status=2xx"]
+    removed = dict((label, url) for label, _, url in context["breakdown"].filters)
+    assert staff.get(removed["view"]).context["payload"]["total"] == 30 + 12 + 7
+    assert staff.get(chart_url() + "?name=hits&by=colour").status_code == 404
+
+
+def test_others_is_the_total_minus_the_top_values(staff: Any, frozen: float) -> None:
+    pages = Counter("pages", labels=("path",), precisions=[60])
+    written = {f"/p{i}": i + 1 for i in range(breakdown.TOP + 4)}
+    for path, count in written.items():
+        pages.labels(path=path).incr(count, when=frozen - 120)
+    page = staff.get(chart_url() + "?name=pages&precision=60")
+    rows = table(page)
+    assert len(rows) == breakdown.TOP
+    top = sorted(written.values(), reverse=True)[: breakdown.TOP]
+    assert sorted((f["total"] for f in rows.values()), reverse=True) == top
+    others = page.context["breakdown"].others
+    assert others is not None and others.figures["total"] == sum(written.values()) - sum(top)
+    line = next(s for s in page.context["payload"]["series"] if s["label"] == "others")
+    assert sum(line["values"]) == others.figures["total"]
+
+
+def test_label_values_are_escaped(staff: Any, frozen: float) -> None:
+    Counter("odd", labels=("view",), precisions=[60]).labels(view=XSS).incr(3, when=frozen)
+    page = staff.get(chart_url() + "?name=odd&precision=60")
+    assert table(page)[XSS]["total"] == 3
+    assert XSS.encode() not in page.content
+    assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in page.content
+    script = page.content.split(b'id="counter-chart-data"')[1]
+    assert b"\\u003Cscript\\u003E" in script  # json_script escapes the line's label
+    csv_page = staff.get(page.context["export_urls"]["csv"])
+    header = next(csv.reader(io.StringIO(csv_page.content.decode())))
+    assert header == ["start", "label", f"view={XSS}", "value"]  # no cell starts a formula
+
+
+def test_a_plain_counter_shows_its_page_as_before(staff: Any, frozen: float) -> None:
+    Counter("plain", precisions=[60, 3600]).incr(5, when=frozen)
+    page = staff.get(chart_url() + "?name=plain&precision=60&view=home")
+    assert page.status_code == 200
+    assert "breakdown" not in page.context
+    assert b"drm-breakdown" not in page.content and b"breakdown-table" not in page.content
+    assert page.context["data_url"].endswith("?name=plain&precision=60")
+    assert [set(s) for s in page.context["payload"]["series"]] == [
+        {"label", "values", "compare", "band"}
+    ]
+    assert page.context["payload"]["total"] == 5
+
+
+@pytest.mark.parametrize(
+    ("suffix", "query"), [("chart", "?name=hits"), ("data", "?name=hits&precision=60")]
+)
+def test_a_labelled_metrics_pages_are_guarded_as_the_others(
+    staff: Any, frozen: float, suffix: str, query: str
+) -> None:
+    written_hits(frozen)
+    url = chart_url("countermetric", suffix) + query
+    assert client_for(None).get(url).status_code == 302
+    visitor = make_user("visitor", staff=False, permitted=True)
+    assert client_for(visitor).get(url).status_code == 302
+    clerk = client_for(make_user("clerk", staff=True, permitted=False)).get(url)
+    assert clerk.status_code == 403 and b"home" not in clerk.content
+    assert staff.get(url).status_code == 200
