@@ -58,7 +58,7 @@ def gauge_list(request: HttpRequest, context: dict[str, Any]) -> TemplateRespons
 
 
 def gauge_chart_data(gauge: Gauge, precision: int, request: HttpRequest, now: float) -> Chart:
-    span, texts = read_span(gauge, precision, request.GET, now)
+    span, texts, _ = read_span(gauge, precision, request.GET, now)
     found = [slice_values(text) for text in texts]
     return band_chart(
         gauge,

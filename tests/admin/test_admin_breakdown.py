@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from django_redis_metrics import Counter
+from django_redis_metrics import Counter, Statistic
 from django_redis_metrics.admin import breakdown
 
 from ..django_site import admin_url, client_for, make_user
@@ -157,3 +157,55 @@ def test_a_labelled_metrics_pages_are_guarded_as_the_others(
     clerk = client_for(make_user("clerk", staff=True, permitted=False)).get(url)
     assert clerk.status_code == 403 and b"home" not in clerk.content
     assert staff.get(url).status_code == 200
+
+
+def test_a_labelled_statistics_table_counts_and_measures_each_value(
+    staff: Any, frozen: float
+) -> None:
+    latency = Statistic("latency", labels=("view", "method"), precisions=[60])
+    written = {
+        ("home", "GET"): [10.0, 20.0, 30.0],
+        ("home", "POST"): [50.0],
+        ("about", "GET"): [5.0, 5.0],
+        ("cart", "GET"): [100.0] * 4,
+    }
+    for (view, method), values in written.items():
+        for i, value in enumerate(values):
+            latency.labels(view=view, method=method).record(value, when=frozen - 60 * i)
+    page = staff.get(chart_url("statisticmetric") + "?name=latency&precision=60")
+    found = table(page)
+    assert {v: f["count"] for v, f in found.items()} == {"home": 4, "about": 2, "cart": 4}
+    assert found["home"]["mean"] == pytest.approx(27.5)
+    assert found["cart"]["p95"] == pytest.approx(100.0)
+    assert found["about"]["share"] == pytest.approx(0.2)
+    assert page.context["whole"]["count"] == 10  # the summary merges every series
+    assert page.context["whole"]["mean"] == pytest.approx(
+        sum(sum(v) for v in written.values()) / 10
+    )
+    lines = {s["label"]: s["values"] for s in page.context["payload"]["series"] if s.get("part")}
+    assert set(lines) == {"view=home", "view=about", "view=cart"}
+    assert lines["view=home"][-1] == pytest.approx(30.0)  # (10 + 50) / 2 in the newest slice
+    by_method = staff.get(chart_url("statisticmetric") + "?name=latency&precision=60&by=method")
+    assert {v: f["count"] for v, f in table(by_method).items()} == {"GET": 9, "POST": 1}
+    post = staff.get(chart_url("statisticmetric") + "?name=latency&precision=60&method=POST")
+    assert {v: f["count"] for v, f in table(post).items()} == {"home": 1}
+    assert post.context["whole"]["mean"] == pytest.approx(50.0)
+    assert "method=POST" in post.context["data_url"]
+    data = staff.get(post.context["data_url"]).json()
+    assert [s["label"] for s in data["series"] if s.get("part")] == ["view=home"]
+    sorted_by_mean = staff.get(chart_url("statisticmetric") + "?name=latency&o=-mean")
+    assert [r.value for r in sorted_by_mean.context["breakdown"].rows] == ["cart", "home", "about"]
+
+
+def test_a_plain_statistic_shows_its_page_as_before(staff: Any, frozen: float) -> None:
+    Statistic("plain_latency", precisions=[60]).record(12.0, when=frozen)
+    page = staff.get(chart_url("statisticmetric") + "?name=plain_latency&precision=60&view=x")
+    assert page.status_code == 200
+    assert "breakdown" not in page.context and b"drm-breakdown" not in page.content
+    assert page.context["data_url"].endswith("?name=plain_latency&precision=60")
+    assert [s["label"] for s in page.context["payload"]["series"]] == [
+        "mean",
+        "p50 (band's low edge)",
+        "p95 (band's high edge)",
+    ]
+    assert page.context["whole"]["count"] == 1
