@@ -38,8 +38,10 @@ M = TypeVar("M", bound=SlicedMetric)
 TOP = 10
 #: Most series names a page lists (one ``ZRANGEBYLEX``; the ``MAX_SERIES`` default is 1,000).
 MAX_LISTED = 10_000
-#: Most series a page reads (one ``HMGET`` of the range's slices each, one pipelined round).
+#: Most series a counter's page reads (one ``HMGET`` of the range's slices each, one round).
 MAX_READ = 500
+#: Most series a statistic's page reads: each slice it reads is a histogram to parse and merge.
+MAX_READ_STATISTIC = 200
 #: Most filter values a page takes (``?view=a&view=b...``).
 MAX_FILTERS = 50
 #: Query parameters the chart pages use themselves: a label of one of these names is filtered
@@ -152,10 +154,15 @@ class Found:
 
 
 def read(
-    metric: M, members: Sequence[Any], params: QueryDict, key: str | int, fields: list[int]
+    metric: M,
+    members: Sequence[Any],
+    params: QueryDict,
+    key: str | int,
+    fields: list[int],
+    limit: int = MAX_READ,
 ) -> Found:
     """The texts of ``fields`` in the hash ``key`` (a precision) of each series chosen by the
-    query string: one pipelined round (the gather driver), at most ``MAX_READ`` series."""
+    query string: one pipelined round (the gather driver), at most ``limit`` series."""
     names = [to_str(member) for member in members[:MAX_LISTED]]
     choice = chosen(params, label_names(metric, names))
     notes = []
@@ -177,12 +184,12 @@ def read(
             continue
         matched += 1
         chosen_series.append((parsed.label_dict().get(choice.by), metric.series_for(parsed.labels)))
-    if len(chosen_series) > MAX_READ:
+    if len(chosen_series) > limit:
         notes.append(
-            f"{matched:,} series match: the breakdown reads the first {MAX_READ:,} by name. "
+            f"{matched:,} series match: the breakdown reads the first {limit:,} by name. "
             "Filter by a label's value to see the others."
         )
-        chosen_series = chosen_series[:MAX_READ]
+        chosen_series = chosen_series[:limit]
     answers = gather([_hmget(series.key(int(key)), fields) for _, series in chosen_series])
     groups: dict[str, list[list[Any]]] = {}
     rest: list[list[Any]] = []

@@ -131,7 +131,9 @@ def statistic_parts(
     the chosen series merged (the statistic's own slices too without filters), the top values'
     mean lines and "others", and the table's rows (count, share, mean, p95 over the range)."""
     n = len(span.starts)
-    found = breakdown.read(statistic, members, request.GET, span.step, span.starts)
+    found = breakdown.read(
+        statistic, members, request.GET, span.step, span.starts, breakdown.MAX_READ_STATISTIC
+    )
     rest = [*found.rest, *([] if found.choice.filters else [own])]
     groups = {value: _merged_slices(texts, n) for value, texts in found.groups.items()}
     wholes = {value: _merged(slices) for value, slices in groups.items()}
