@@ -159,10 +159,12 @@ def read(
     params: QueryDict,
     key: str | int,
     fields: list[int],
-    limit: int = MAX_READ,
+    limit: int | None = None,
 ) -> Found:
     """The texts of ``fields`` in the hash ``key`` (a precision) of each series chosen by the
-    query string: one pipelined round (the gather driver), at most ``limit`` series."""
+    query string: one pipelined round (the gather driver), at most ``limit`` series (default:
+    ``MAX_READ``)."""
+    limit = MAX_READ if limit is None else limit
     names = [to_str(member) for member in members[:MAX_LISTED]]
     choice = chosen(params, label_names(metric, names))
     notes = []

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from django_redis_metrics import Counter, Statistic
+from django_redis_metrics import Counter, Gauge, Statistic
 from django_redis_metrics.admin import breakdown
 
-from ..django_site import admin_url, client_for, make_user
+from ..django_site import admin_url, client_for, counting_round_trips, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -125,6 +125,9 @@ def test_label_values_are_escaped(staff: Any, frozen: float) -> None:
     assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in page.content
     script = page.content.split(b'id="counter-chart-data"')[1]
     assert b"\\u003Cscript\\u003E" in script  # json_script escapes the line's label
+    chip = staff.get(chart_url() + "?name=odd&view=%3Cscript%3Ealert(1)%3C/script%3E")
+    assert [label for label, _, _ in chip.context["breakdown"].filters] == ["view"]
+    assert XSS.encode() not in chip.content
     csv_page = staff.get(page.context["export_urls"]["csv"])
     header = next(csv.reader(io.StringIO(csv_page.content.decode())))
     assert header == ["start", "label", f"view={XSS}", "value"]  # no cell starts a formula
@@ -209,3 +212,81 @@ def test_a_plain_statistic_shows_its_page_as_before(staff: Any, frozen: float) -
         "p95 (band's high edge)",
     ]
     assert page.context["whole"]["count"] == 1
+
+
+def test_a_labelled_gauges_lines_add_its_series_last_values(staff: Any, frozen: float) -> None:
+    queue = Gauge("queue", labels=("queue", "host"), precisions=[60])
+    sizes = {("mail", "a"): 5.0, ("mail", "b"): 7.0, ("jobs", "a"): 3.0}
+    for (name, host), size in sizes.items():
+        series = queue.labels(queue=name, host=host)
+        series.set(size + 100, when=frozen - 120)
+        series.set(size, when=frozen)
+    page = staff.get(chart_url("gaugemetric") + "?name=queue&precision=60")
+    found = table(page)
+    assert {v: f["last"] for v, f in found.items()} == {"mail": 12.0, "jobs": 3.0}
+    assert found["mail"]["max"] == 212.0
+    assert {
+        v: f["last"]
+        for v, f in table(
+            staff.get(chart_url("gaugemetric") + "?name=queue&precision=60&by=host")
+        ).items()
+    } == {"a": 8.0, "b": 7.0}
+    main = page.context["payload"]["series"][0]
+    assert main["values"][-1] == 15.0 and main["values"][-3] == 315.0
+    only_b = staff.get(chart_url("gaugemetric") + "?name=queue&precision=60&host=b")
+    assert only_b.context["payload"]["series"][0]["values"][-1] == 7.0
+
+
+def test_a_plain_gauge_shows_its_page_as_before(staff: Any, frozen: float) -> None:
+    Gauge("plain_queue", precisions=[60]).set(4, when=frozen)
+    page = staff.get(chart_url("gaugemetric") + "?name=plain_queue&precision=60&queue=x")
+    assert page.status_code == 200
+    assert "breakdown" not in page.context and b"drm-breakdown" not in page.content
+    assert [s["label"] for s in page.context["payload"]["series"]] == [
+        "last",
+        "min (band's low edge)",
+        "max (band's high edge)",
+    ]
+    assert page.context["current"] == 4
+
+
+def test_the_series_are_read_in_one_round_whatever_their_number(
+    single: Any, settings: Any, frozen: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.ROOT_URLCONF = "tests.integration.urls"
+    client = client_for(make_user("analyst", staff=True, permitted=True))
+    pages = Counter("pages", labels=("path",), precisions=[60])
+    url = chart_url() + "?name=pages&precision=60"
+
+    def make(first: int, last: int) -> None:
+        for i in range(first, last):
+            pages.labels(path=f"/p{i}").incr(when=frozen)
+
+    make(0, 2)
+    with counting_round_trips(monkeypatch) as sent:
+        assert client.get(url).status_code == 200
+        few = sent.calls
+        make(2, 60)
+        sent.reset()
+        response = client.get(url)
+        many = sent.calls
+    assert response.context["payload"]["total"] == 60
+    assert response.context["breakdown"].read == 60
+    # finding the metric (its meta, else its first series), the first read with the listing,
+    # then every series in one pipelined round
+    assert many == few <= 5
+
+
+def test_the_series_read_are_bounded(
+    staff: Any, frozen: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(breakdown, "MAX_READ", 3)
+    pages = Counter("pages", labels=("path",), precisions=[60])
+    for i in range(5):
+        pages.labels(path=f"/p{i}").incr(when=frozen)
+    page = staff.get(chart_url() + "?name=pages&precision=60")
+    assert page.context["breakdown"].read == 3
+    assert page.context["payload"]["total"] == 3
+    assert "5 series match: the breakdown reads the first 3 by name" in page.content.decode()
+    narrowed = staff.get(chart_url() + "?name=pages&precision=60&path=/p4")
+    assert narrowed.context["payload"]["total"] == 1
