@@ -215,10 +215,8 @@ def counter_parts(
     fields = span.starts + ([s - compare[0] for s in span.starts] if compare else [])
     found = breakdown.read(counter, members, params, span.step, fields)
     unfiltered = not found.choice.filters
-    sums = {
-        value: breakdown.summed(texts, len(fields), as_int) for value, texts in found.groups.items()
-    }
-    rest = breakdown.summed(found.rest, len(fields), as_int)
+    sums = {value: breakdown.summed(texts, len(fields)) for value, texts in found.groups.items()}
+    rest = breakdown.summed(found.rest, len(fields))
     main = [
         sum(line[i] for line in sums.values()) + rest[i] + (own[i] if unfiltered else 0)
         for i in range(n)
