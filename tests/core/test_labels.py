@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from django_redis_metrics import Counter
+from django_redis_metrics import Counter, flush
 from django_redis_metrics.core.admission import answers
 from django_redis_metrics.core.keys import catalogue_key
 from django_redis_metrics.core.labelling import OTHER, OVERFLOW_FIELD, split
@@ -203,3 +203,23 @@ def test_the_max_series_setting_is_checked(metrics_settings: Any, single: Any) -
     metrics_settings(MAX_SERIES=3)
     assert Counter("x", labels=("a",)).max_series == 3
     assert Counter("x", labels=("a",)).labels(a=1).max_series == 3
+
+
+def test_deferred_writes_are_admitted_by_the_sender(backend: Any) -> None:
+    answers.clear()
+    hits = Counter("deferred", labels=("view",), max_series=2)
+    now = time.time()
+    for i in range(30):
+        hits.labels(view=f"v{i % 3}").incr(when=now, defer=True)
+    assert flush()
+    assert hits.total(DAY) == 30
+    assert hits.labels(view="v0").total(DAY) == 10
+    assert hits.other_series().total(DAY) == 10  # v2 came third: past the cap
+
+
+def test_a_refused_write_to_a_new_series_stores_no_data(single: Any) -> None:
+    hits = Counter("strict", labels=("view",))
+    with pytest.raises(TypeError, match="count must be an int"):
+        hits.labels(view="new").incr("1")
+    assert [key for key in single.keys() if ":catalogue:" not in key] == []
+    assert hits.total(DAY) == 0
