@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from django_redis_metrics import Counter, flush
+from django_redis_metrics import Counter, Statistic, flush
 from django_redis_metrics.core.admission import answers
 from django_redis_metrics.core.keys import catalogue_key
 from django_redis_metrics.core.labelling import OTHER, OVERFLOW_FIELD, split
@@ -223,3 +223,18 @@ def test_a_refused_write_to_a_new_series_stores_no_data(single: Any) -> None:
         hits.labels(view="new").incr("1")
     assert [key for key in single.keys() if ":catalogue:" not in key] == []
     assert hits.total(DAY) == 0
+
+
+def test_series_are_listed_cleaned_and_exposed_like_metrics(backend: Any) -> None:
+    from django.core.management import call_command
+
+    hits = Counter("listed", labels=("view",))
+    latency = Statistic("listed_ms", labels=("view",))
+    now = time.time()
+    hits.labels(view="a").incr(2, when=now)
+    hits.labels(view="b").incr(3, when=now)
+    latency.labels(view="a").record(12.5, when=now)
+    call_command("clean_metrics", verbosity=0)
+    assert hits.total(DAY) == 5 and latency.totals()["count"] == 1
+    listed = {(m.name, m.family, m.label_pairs) for m in Counter.objects.all()}
+    assert ("listed\x1fview=a", hits, (("view", "a"),)) in listed
