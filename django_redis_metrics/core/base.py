@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Self
 
 from ..conf import conf
 from . import catalogue
-from .drive import adrive
+from .drive import adrive, drive
 from .keys import metric_key
 from .labelling import OTHER, label_values, other_name, series_name, validate_label_names
 from .steps import Op, Steps
@@ -81,6 +81,22 @@ class Metric:
     def other_series(self) -> Self:
         """Where writes of label sets past ``max_series`` go."""
         return self.series_for((), other=True)
+
+    def delete(self) -> None:
+        """Remove every key of this metric and its catalogue entry (each kind says how)."""
+        raise NotImplementedError
+
+    def delete_series(self) -> int:
+        """Delete every series of this metric (each as its kind's ``delete()`` does); the number
+        deleted. A metric's ``delete()`` calls it: deleting ``hits`` deletes its series too."""
+        if self.family is not None:
+            return 0
+        from .aggregate import series_of_steps  # aggregate reads the series this module makes
+
+        found = drive(series_of_steps(self))
+        for series in found:
+            series.delete()
+        return len(found)
 
     def refuse_unlabelled_write(self) -> None:
         """A ``TypeError`` if this is a labelled metric itself: its writes go to a series."""

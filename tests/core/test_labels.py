@@ -238,3 +238,16 @@ def test_series_are_listed_cleaned_and_exposed_like_metrics(backend: Any) -> Non
     assert hits.total(DAY) == 5 and latency.totals()["count"] == 1
     listed = {(m.name, m.family, m.label_pairs) for m in Counter.objects.all()}
     assert ("listed\x1fview=a", hits, (("view", "a"),)) in listed
+
+
+def test_deleting_a_labelled_metric_deletes_its_series(backend: Any) -> None:
+    hits = Counter("gone", labels=("view",))
+    latency = Statistic("gone_ms", labels=("view",))
+    now = time.time()
+    for view in ("a", "b", "c"):
+        hits.labels(view=view).incr(when=now)
+        latency.labels(view=view).record(3.5, when=now)
+    hits.delete()
+    latency.delete()
+    assert backend.keys() == []
+    assert hits.total(DAY) == 0 and Counter.objects.names() == []
