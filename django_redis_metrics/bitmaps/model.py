@@ -179,7 +179,9 @@ class UniqueBitmap(PeriodicMetric):
         yield from calls_steps([call])
 
     def delete(self) -> None:
-        """Remove every period key of this bitmap and its catalogue entry (in bounded steps)."""
+        """Remove every period key of this bitmap and its catalogue entry (in bounded steps),
+        and its series."""
+        self.delete_series()
         client = get_redis_connection()
         for name in PERIOD_NAMES:
             index = self.index_key(name)

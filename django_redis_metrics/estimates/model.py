@@ -161,7 +161,9 @@ class UniqueEstimate(PeriodicMetric):
         yield from calls_steps([self._add_call(text, timestamp, inline)])
 
     def delete(self) -> None:
-        """Remove every period key of this estimate and its catalogue entry (in bounded steps)."""
+        """Remove every period key of this estimate and its catalogue entry (in bounded steps),
+        and its series."""
+        self.delete_series()
         client = get_redis_connection()
         for name in PERIOD_NAMES:
             index = self.index_key(name)

@@ -299,3 +299,15 @@ def test_a_dropped_plain_read_leaves_no_temporary_key(
     UniqueBitmap("active", periods=("day",), labels=("plan",)).labels(plan="pro").mark(9, now)
     assert active.last(5).count() == 6
     assert temporaries(backend) == []
+
+
+def test_deleting_a_labelled_bitmap_deletes_its_series(backend: Any) -> None:
+    now = time.time()
+    active, kept = UniqueBitmap("active", labels=("plan",)), UniqueBitmap("active2")
+    for user, plan in enumerate(PLANS):
+        active.labels(plan=plan).mark(user, now)
+    kept.mark(1, now)
+    active.delete()
+    assert active.count("day", now) == 0
+    assert UniqueBitmap.objects.names() == ["active2"]
+    assert not [k for k in backend.keys() if "{active\x1f" in k and backend.client.pttl(k) == -1]

@@ -192,3 +192,15 @@ def test_a_dropped_plain_count_leaves_no_temporary_key(backend: Any) -> None:
     labelled.labels(plan="pro").add("new", now)
     assert close(daily.last(days).count(), days + 1)
     assert temporaries(backend) == []
+
+
+def test_deleting_a_labelled_estimate_deletes_its_series(backend: Any) -> None:
+    now = time.time()
+    visitors, kept = UniqueEstimate("visitors", labels=("plan",)), UniqueEstimate("visitors2")
+    for item, plan in enumerate(PLANS):
+        visitors.labels(plan=plan).add(item, now)
+    kept.add(1, now)
+    visitors.delete()
+    assert visitors.count("day", now) == 0
+    assert UniqueEstimate.objects.names() == ["visitors2"]
+    assert not [k for k in backend.keys() if "{visitors\x1f" in k]
