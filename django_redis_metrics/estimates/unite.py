@@ -6,8 +6,9 @@ reads every series' keys (``query.py``). On Redis Cluster each series has its ow
 its own slot, and ``PFCOUNT``/``PFMERGE`` take one slot: each member's union of the periods is
 merged in its own slot and exported through the client (a HyperLogLog string: a few hundred
 bytes while sparse, at most about 12 KB), imported into a temporary key in the metric's slot,
-merged there and counted. ``UNITE_GROUP`` members travel together: two round trips per group
-(the last import counts), at most a group's HyperLogLogs held in the client.
+merged there (one ``PFMERGE`` per ``IMPORTS_PER_CALL`` strings, into a dense key) and counted.
+``UNITE_GROUP`` members travel together: two round trips per group (the last import counts),
+at most a group's HyperLogLogs held in the client.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def unite_steps(members: Sequence[Estimate], periods: tuple[Period, ...], home: 
     """Redis Cluster: the count of the union of every member's keys of ``periods``, merged in a
     temporary key of ``home``'s slot, each member's exported from its own slot."""
     target = temp_key(KIND, home, f"unite:{uuid.uuid4().hex}")
-    scratch = f"{target}:in"
+    scratch = [f"{target}:in:{n}" for n in range(IMPORTS_PER_CALL)]
     count = 0
     for start in range(0, len(members), UNITE_GROUP):
         group = members[start : start + UNITE_GROUP]
@@ -54,7 +55,7 @@ def unite_steps(members: Sequence[Estimate], periods: tuple[Period, ...], home: 
         calls = [
             Script(
                 script("estimate_import"),
-                [target, scratch],
+                [target, *scratch[: len(payloads[at : at + IMPORTS_PER_CALL])]],
                 [
                     TEMP_TTL_MS,
                     int(last and at + IMPORTS_PER_CALL >= len(payloads)),
