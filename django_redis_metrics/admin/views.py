@@ -95,13 +95,13 @@ def chart_links(namespace: str) -> Callable[[str, str, int | None], str]:
 
 
 def requests_url(view: ViewMetrics, seconds: int, found: Figures, link: Callable[..., str]) -> str:
-    """The chart behind a window's request count: the hit counter (every request) at the
-    precision covering the window, else the 2xx status counter."""
-    if view.hits is not None:
-        plan = window_plan(view.hits, seconds)
-        return link("counter", view.hits.name, plan[0] if plan else None)
-    if "2xx" in view.status and found.counter_precision:
-        return link("counter", view.status["2xx"].name, found.counter_precision)
+    """The chart behind a window's request count: the 2xx answers (the series of the view's
+    most requests), else the hit counter, at the precision covering the window."""
+    if view.status.get("2xx") and found.counter_precision:
+        return link("counter", view.status["2xx"][0].name, found.counter_precision)
+    if view.hits:
+        plan = window_plan(view.hits[0], seconds)
+        return link("counter", view.hits[0].name, plan[0] if plan else None)
     return ""
 
 
@@ -116,11 +116,11 @@ def row_of(
             {
                 "figures": found,
                 "requests_url": requests_url(view, seconds, found, link),
-                "client_url": link("counter", status["4xx"].name, found.counter_precision)
-                if "4xx" in status
+                "client_url": link("counter", status["4xx"][0].name, found.counter_precision)
+                if status.get("4xx")
                 else "",
-                "server_url": link("counter", status["5xx"].name, found.counter_precision)
-                if "5xx" in status
+                "server_url": link("counter", status["5xx"][0].name, found.counter_precision)
+                if status.get("5xx")
                 else "",
                 "timer_url": link("statistic", view.timer.name, found.timer_precision)
                 if view.timer is not None
@@ -133,7 +133,7 @@ def row_of(
         "figures": figures,
         "windows": windows,
         "url": link("statistic", view.timer.name, None) if view.timer else "",
-        "hits_url": link("counter", view.hits.name, None) if view.hits else "",
+        "hits_url": link("counter", view.hits[0].name, None) if view.hits else "",
     }
 
 
