@@ -11,19 +11,16 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-import django_redis_metrics
 from django_redis_metrics import (
     Counter,
     EventSeries,
     Statistic,
     UniqueBitmap,
-    get_redis_connection,
 )
 from django_redis_metrics.admin import common as admin_common
 from django_redis_metrics.admin.dashboard import resolve_tiles
 from django_redis_metrics.admin.tilebase import Tile
 from django_redis_metrics.checks import check_settings
-from django_redis_metrics.core.keys import catalogue_key, metric_key
 from django_redis_metrics.core.periods import Day
 
 from ..django_site import admin_url, client_for, counting_round_trips, make_user
@@ -272,9 +269,7 @@ def test_the_latency_tile_reads_the_statistics_summaries(root: Client, clock: fl
     assert (home["mean"], home["count"]) == (25.0, 4)
 
 
-def test_a_site_that_just_upgraded_sees_before_and_after_added(
-    root: Client, clock: float
-) -> None:
+def test_a_site_that_just_upgraded_sees_before_and_after_added(root: Client, clock: float) -> None:
     """The per-view names the middleware wrote before labels (no longer written: their
     templates are None) add to the labelled series, each request counted once."""
     before, after = clock - 3600, clock - 30
