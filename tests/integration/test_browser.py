@@ -178,7 +178,7 @@ def payload(page: Any) -> Any:
 
 
 def test_live_counter_chart_in_the_site_zone_with_cursor_zoom_and_pause(demo: Any) -> None:
-    base, page = demo
+    _base, page = demo
     seed(20)  # just before the chart opens: in its newest seconds
     page.get_by_role("link", name="Counters").click()
     page.get_by_role("link", name="hits:home", exact=True).click()
