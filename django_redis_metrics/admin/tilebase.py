@@ -1,6 +1,7 @@
 """What a dashboard tile is: three steps, each folded into one pipeline shared by every tile.
 
-1. ``lookups()``: catalogue names by prefix (``hits:`` finds the per-view counters);
+1. ``lookups()``: catalogue names by prefix (``hits`` and the label separator find the series
+   of ``hits``);
 2. ``wants(found)``: the metrics whose stored configuration (precisions, periods) it needs;
 3. ``queue(reads, metrics, env)``: its reads, returning how to turn their replies into the
    context of its template.

@@ -5,7 +5,6 @@ Days are the site's days (``sums.py``); every number links to the chart it comes
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -25,9 +24,7 @@ from .common import as_int, refresh_seconds
 from .counters import sparkline_precision, window_plan
 from .sums import SpanPlan, day_plans
 from .tilebase import Env, Finish, Lookup, Metrics, Reads, Tile, limit_option
-from .viewsource import REQUESTS, name_pattern
-
-__all__ = ["name_pattern"]  # kept here for the code that imported it from this module
+from .viewsource import REQUESTS
 
 #: Points of the dashboard's requests-per-minute chart.
 RATE_POINTS = 60
@@ -217,47 +214,6 @@ class ActiveUsersTile(OneMetricTile):
             }
 
         return finish
-
-
-class TemplateTile(Tile):
-    """A tile over the metrics whose names a template makes (``hits:{view}``): it looks up
-    only the names starting with the template's literal prefix, and keeps those matching."""
-
-    default_limit = 5
-
-    def __init__(self, limit: int | None = None, **options: Any) -> None:
-        super().__init__(**options)
-        self.limit = limit_option(self.default_limit if limit is None else limit)
-
-    def model(self) -> Any:
-        """The model of the metrics (``None``: not available, the tile reads nothing)."""
-        return Counter
-
-    def pattern(self) -> tuple[str, re.Pattern[str]] | None:
-        raise NotImplementedError
-
-    def lookups(self) -> list[Lookup]:
-        model, found = self.model(), self.pattern()
-        return [Lookup(model.KIND, found[0])] if model is not None and found else []
-
-    def wants(self, found: Mapping[Lookup, list[str]]) -> list[tuple[type[Any], str]]:
-        model, pattern = self.model(), self.pattern()
-        if model is None or pattern is None:
-            return []
-        names = found.get(Lookup(model.KIND, pattern[0]), [])
-        return [(model, name) for name in names if pattern[1].match(name)]
-
-    def matching(self, metrics: Metrics) -> list[tuple[re.Match[str], Any]]:
-        """``(name match, metric)`` of the wanted metrics that hold data, by name."""
-        model, pattern = self.model(), self.pattern()
-        if model is None or pattern is None:
-            return []
-        found = []
-        for (kind, name), metric in sorted(metrics.items()):
-            match = pattern[1].match(name) if kind == model.KIND else None
-            if match is not None and metric is not None:
-                found.append((match, metric))
-        return found
 
 
 class ViewsTile(Tile):
