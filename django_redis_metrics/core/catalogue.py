@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 from .connection import AnyRedisClient, RedisClient, get_redis_connection, is_cluster
 from .keys import catalogue_key, metric_key, to_str, validate_name
+from .labelling import split
 from .scripts import script
 from .steps import Op, Script, Steps
 
@@ -119,6 +120,8 @@ class CataloguedMetric(Protocol):
     @classmethod
     def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> Self: ...
 
+    def series_for(self, pairs: tuple[tuple[str, str], ...], *, other: bool = False) -> Self: ...
+
 
 M = TypeVar("M", bound=CataloguedMetric)
 
@@ -158,6 +161,10 @@ class MetricManager(Generic[M]):
             raise LookupError(f"No {self.model.LABEL} named {name!r} holds data.") from None
 
     def _build(self, name: str, meta: Mapping[Any, Any]) -> M:
+        parsed = split(name)
+        if parsed.is_series:  # a labelled metric's series: its metric, configured as it is
+            family = self._build(parsed.name, meta)
+            return family.series_for(parsed.labels, other=parsed.other)
         try:
             return self.model.from_meta(name, meta)
         except LookupError:  # listed, but retired or never configured meanwhile: defaults

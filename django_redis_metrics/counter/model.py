@@ -214,7 +214,8 @@ class Counter(SlicedMetric):
         )
 
     def _own_series_steps(self, precision: int) -> Steps[list[tuple[int, int]]]:
-        key = self.key(self._check_precision(precision))
+        """The samples of ``precision`` (checked by the caller) in this counter's own keys."""
+        key = self.key(precision)
         # HSCAN: one call for a compact hash, bounded steps for one of many samples.
         data: dict[Any, Any] = {}
         cursor = 0

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from django_redis_metrics import Counter
+from django_redis_metrics import Counter, Statistic, flush
 from django_redis_metrics.core.admission import answers
 from django_redis_metrics.core.keys import catalogue_key
 from django_redis_metrics.core.labelling import OTHER, OVERFLOW_FIELD, split
@@ -203,3 +203,51 @@ def test_the_max_series_setting_is_checked(metrics_settings: Any, single: Any) -
     metrics_settings(MAX_SERIES=3)
     assert Counter("x", labels=("a",)).max_series == 3
     assert Counter("x", labels=("a",)).labels(a=1).max_series == 3
+
+
+def test_deferred_writes_are_admitted_by_the_sender(backend: Any) -> None:
+    answers.clear()
+    hits = Counter("deferred", labels=("view",), max_series=2)
+    now = time.time()
+    for i in range(30):
+        hits.labels(view=f"v{i % 3}").incr(when=now, defer=True)
+    assert flush()
+    assert hits.total(DAY) == 30
+    assert hits.labels(view="v0").total(DAY) == 10
+    assert hits.other_series().total(DAY) == 10  # v2 came third: past the cap
+
+
+def test_a_refused_write_to_a_new_series_stores_no_data(single: Any) -> None:
+    hits = Counter("strict", labels=("view",))
+    with pytest.raises(TypeError, match="count must be an int"):
+        hits.labels(view="new").incr("1")
+    assert [key for key in single.keys() if ":catalogue:" not in key] == []
+    assert hits.total(DAY) == 0
+
+
+def test_series_are_listed_cleaned_and_exposed_like_metrics(backend: Any) -> None:
+    from django.core.management import call_command
+
+    hits = Counter("listed", labels=("view",))
+    latency = Statistic("listed_ms", labels=("view",))
+    now = time.time()
+    hits.labels(view="a").incr(2, when=now)
+    hits.labels(view="b").incr(3, when=now)
+    latency.labels(view="a").record(12.5, when=now)
+    call_command("clean_metrics", verbosity=0)
+    assert hits.total(DAY) == 5 and latency.totals()["count"] == 1
+    listed = {(m.name, m.family, m.label_pairs) for m in Counter.objects.all()}
+    assert ("listed\x1fview=a", hits, (("view", "a"),)) in listed
+
+
+def test_deleting_a_labelled_metric_deletes_its_series(backend: Any) -> None:
+    hits = Counter("gone", labels=("view",))
+    latency = Statistic("gone_ms", labels=("view",))
+    now = time.time()
+    for view in ("a", "b", "c"):
+        hits.labels(view=view).incr(when=now)
+        latency.labels(view=view).record(3.5, when=now)
+    hits.delete()
+    latency.delete()
+    assert backend.keys() == []
+    assert hits.total(DAY) == 0 and Counter.objects.names() == []
