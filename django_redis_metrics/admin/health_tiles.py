@@ -22,7 +22,7 @@ from . import charts
 from .common import with_query
 from .counters import window_plan
 from .sums import day_plans
-from .tilebase import Env, Finish, Metrics, Reads
+from .tilebase import Env, Finish, Metrics, Reads, chart_query
 from .tiles import ViewsTile, midnight
 
 STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx")
@@ -140,7 +140,9 @@ def views_url() -> str:
 
 def statistic_url(name: str, precision: int | None = None) -> str:
     """The statistic's admin page, if the admin has one."""
-    query = {"name": name} if precision is None else {"name": name, "precision": precision}
+    query: dict[str, Any] = chart_query(name)
+    if precision is not None:
+        query["precision"] = precision
     try:
         return with_query(reverse("admin:django_redis_metrics_statisticmetric_chart"), **query)
     except NoReverseMatch:

@@ -16,6 +16,7 @@ from ..core.connection import get_redis_connection
 from . import common, labels
 from .common import label, with_query
 from .counters import window_plan
+from .tilebase import chart_query
 from .viewstats import WINDOWS, Figures, ViewMetrics, find_views, view_figures
 
 #: Columns of each window: ``(key, heading, Figures attribute)``.
@@ -86,7 +87,7 @@ def chart_links(namespace: str) -> Callable[[str, str, int | None], str]:
     }
 
     def link(model: str, name: str, precision: int | None) -> str:
-        query: dict[str, Any] = {"name": name}
+        query: dict[str, Any] = chart_query(name)
         if precision is not None:
             query["precision"] = precision
         return with_query(urls[model], **query)

@@ -26,7 +26,9 @@ from ..core.base import Metric
 from ..core.labelling import OTHER, SEPARATOR, split
 from ..counter import Counter
 from ..statistic import Statistic
-from .tilebase import Lookup
+from .tilebase import Lookup, chart_query
+
+__all__ = ["chart_query"]  # the chart page of a per-view metric, made where the links are
 
 #: The names the versions before labels wrote by default, read while no longer written.
 LEGACY_COUNTER = "hits:{view}"

@@ -110,18 +110,26 @@ def test_slowest_first_by_default_and_sortable_by_each_column(site: Client) -> N
 
 def test_each_row_links_to_its_charts(site: Client) -> None:
     slow = rows(site.get(views_page()))["slow"]
-    """Each figure links to the chart of the series it comes from (its name in ``?name=``)."""
+    """Each figure links to the chart of the series it comes from: its metric's page filtered
+    by the series' labels."""
     chart = admin_url("statisticmetric", "chart")
-    assert slow["url"] == f"{chart}?name=latency%1Fview%3Dslow"
+    assert slow["url"] == f"{chart}?name=latency&view=slow"
     hour = slow["windows"][0]
-    assert hour["timer_url"] == f"{chart}?name=latency%1Fview%3Dslow&precision=60"
+    assert hour["timer_url"] == f"{chart}?name=latency&view=slow&precision=60"
     assert slow["windows"][1]["timer_url"].endswith("precision=3600")
     missing = rows(site.get(views_page()))["missing"]["windows"][0]
     counter_chart = admin_url("countermetric", "chart")
-    series = "hits%1Fview%3D{}%1Fstatus%3D{}&precision=60"
-    assert missing["client_url"] == f"{counter_chart}?name={series.format('missing', '4xx')}"
-    assert hour["requests_url"] == f"{counter_chart}?name={series.format('slow', '2xx')}"
+    assert missing["client_url"] == (
+        f"{counter_chart}?name=hits&view=missing&status=4xx&precision=60"
+    )
+    assert hour["requests_url"] == f"{counter_chart}?name=hits&view=slow&status=2xx&precision=60"
     assert slow["windows"][1]["requests_url"].endswith("precision=3600")
+    timer = site.get(hour["timer_url"])
+    assert timer.status_code == 200 and timer.context["whole"]["count"] == 3
+    assert site.get(hour["requests_url"]).status_code == 200
+    client_errors = site.get(missing["client_url"])
+    assert client_errors.status_code == 200
+    assert client_errors.context["payload"]["total"] == 2
 
 
 def test_the_page_says_what_each_window_covers(site: Client) -> None:

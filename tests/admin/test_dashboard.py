@@ -179,6 +179,8 @@ def test_error_rate_from_the_status_series(root: Client, clock: float) -> None:
         ("shop", 2, 8, 4.0),
     ]
     assert errors["rows"][0]["server_url"].startswith(admin_url("countermetric", "chart"))
+    server = root.get(errors["rows"][0]["server_url"])  # the series' chart: its metric's, filtered
+    assert server.status_code == 200 and server.context["payload"]["total"] == 11
     page = root.get(dashboard()).content.decode()
     assert ">5xx share</th>" in page and "Errors are server errors (5xx)" in page
 
@@ -267,6 +269,21 @@ def test_the_latency_tile_reads_the_statistics_summaries(root: Client, clock: fl
     assert rows == [("shop", 150.0, 200.0, 2), ("home", 25.0, 40.0, 4)]
     home = LATENCY.labels(view="home").summary(3600, clock)
     assert (home["mean"], home["count"]) == (25.0, 4)
+
+
+def test_the_hits_tile_adds_the_series_of_a_labelled_counter(root: Client, clock: float) -> None:
+    """A site installed with labels: ``hits`` holds nothing under its own name."""
+    for view, status, count in [("home", "2xx", 4), ("home", "5xx", 1), ("shop", "2xx", 2)]:
+        HITS.labels(view=view, status=status).incr(count, when=clock - 20)
+    shown = tiles(root.get(dashboard()))
+    assert shown["hits"]["today"] == 7 == shown["hits"]["minute"] == Counter("hits").total(3600)
+    assert shown["hits"]["payload"]["total"] == 7
+    chart = root.get(shown["hits"]["today_url"])  # the labelled counter's page
+    assert chart.status_code == 200 and chart.context["payload"]["total"] == 7
+    top = shown["top_views"]["rows"]
+    assert [(r["view"], r["count"]) for r in top] == [("home", 5), ("shop", 2)]
+    home = root.get(top[0]["url"])  # its busiest series: home's 2xx answers
+    assert home.status_code == 200 and home.context["payload"]["total"] == 4
 
 
 def test_a_site_that_just_upgraded_sees_before_and_after_added(root: Client, clock: float) -> None:
