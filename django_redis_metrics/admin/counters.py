@@ -59,6 +59,11 @@ class CounterRow:
         return self.counter.name
 
     @property
+    def shown_name(self) -> str:
+        """The name, or a series' ``name{label=value, ...}``."""
+        return common.series_label(self.counter.name)
+
+    @property
     def points(self) -> str:
         """SVG polyline points (numbers only) of the sparkline, in a 120 x 24 box."""
         values = self.sparkline
@@ -101,8 +106,8 @@ def counter_rows(counters: Sequence[Counter], now: float) -> list[CounterRow]:
 
 
 def counter_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
-    page, query, count = listing_page(request, Counter.objects.names())
-    counters = Counter.objects.many(page.object_list)
+    page, query, count = listing_page(request, Counter.objects.get_queryset())
+    counters = list(page.object_list)
     now = common.current_time()
     context.update(
         title="Counters",

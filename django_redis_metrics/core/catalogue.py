@@ -18,7 +18,7 @@ from .aggregates import Grouped
 from .connection import AnyRedisClient, RedisClient, get_redis_connection, is_cluster
 from .drive import adrive, drive
 from .keys import catalogue_key, metric_key, to_str, validate_name
-from .labelling import series_range
+from .labelling import SEPARATOR, label_value, series_range, split, validate_label_names
 from .queryset import MetricQuerySet
 from .scripts import script
 from .selection import Builder
@@ -107,6 +107,19 @@ def names(
         gone = [name for name, exists in zip(chunk, found, strict=True) if not exists]
         left = set(unregister_many(client, kind, gone) if forget else gone)
         yield from (name for name in chunk if name not in left)
+
+
+def validate_member(name: object, what: str = "metric name") -> str:
+    """``name`` if it can be a catalogue member: a metric's name, or a series' (its metric's
+    name and its labels, ``core/labelling.py``); else a ``TypeError``/``ValueError``."""
+    if not isinstance(name, str) or SEPARATOR not in name:
+        return validate_name(name, what)
+    found = split(name)
+    validate_name(found.name, what)
+    for label, value in found.labels:
+        validate_label_names((label,), f"the series {name!r}")
+        label_value(value, label)
+    return name
 
 
 def inline_catalogue(client: AnyRedisClient) -> bool:
@@ -210,8 +223,12 @@ class MetricManager(Generic[M]):
     def _named_steps(self, name: str) -> Steps[M]:
         """The metric (or series) ``name``: from its meta hash; else, for a labelled metric,
         itself as declared or as its series say; one round trip, two for a labelled one."""
-        validate_name(name, f"{self.model.LABEL} name")
+        validate_member(name, f"{self.model.LABEL} name")
         meta = yield Op("hgetall", metric_key(self.model.KIND, name, "meta"))
+        if SEPARATOR in name:  # a series
+            if not meta:
+                raise self.model.DoesNotExist(f"No {self.model.LABEL} series {name!r} holds data.")
+            return Builder(self.model).build(name, meta)
         try:
             return self.model.from_meta(name, meta)
         except LookupError:

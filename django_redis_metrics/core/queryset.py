@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
-from . import aggregates, selection
+from . import aggregates, declared, selection
 from .admission import answers
 from .drive import adrive, drive
 from .lookups import Group, LexRange, exact_by_range, parse, ranges
@@ -225,7 +225,8 @@ class MetricQuerySet(Generic[M]):
         """Retire every selected metric or series, all its keys (each kind's ``delete()``:
         a few round trips each); returns how many were deleted. Declared metrics holding no
         data, and a labelled metric's own name, have no keys and are not counted."""
-        rows = [row for row in self if _holds_keys(row)]
+        unwritten: dict[str, Any] = declared.declared(self.model.KIND)  # as declared: no data
+        rows = [row for row in self if _holds_keys(row) and unwritten.get(row.name) is not row]
         for row in rows:
             row.delete()
         if any(getattr(row, "family", None) is not None for row in rows):
