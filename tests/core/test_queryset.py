@@ -312,3 +312,43 @@ def test_async_twins(backend: Any) -> None:
     with pytest.raises(Counter.DoesNotExist):
         run(missing)
     assert asyncio.iscoroutinefunction(Counter.objects.aget)
+
+
+@FAST
+@given(
+    written=st.sets(st.sampled_from(["b", "ba", "bb", "c", "ca", "d", "e"]), max_size=6),
+    declared_names=st.sets(st.sampled_from(["a", "b", "bab", "c", "cb", "f"]), max_size=5),
+    prefix=st.sampled_from(["", "b", "c", "x"]),
+    reverse=st.booleans(),
+    low=st.integers(0, 8),
+    size=st.one_of(st.none(), st.integers(0, 8)),
+)
+def test_declared_metrics_take_their_place_in_every_page(
+    backend: Any,
+    metrics_settings: Any,
+    written: set[str],
+    declared_names: set[str],
+    prefix: str,
+    reverse: bool,
+    low: int,
+    size: int | None,
+) -> None:
+    """The slice read by ZRANGEBYLEX LIMIT, with declared metrics holding no data merged in by
+    their place, is the slice of the plain model's sorted names."""
+    metrics_settings(PREFIX=f"t{uuid.uuid4().hex[:12]}")
+    for name in written:
+        Counter(name, precisions=[60]).incr(when=T0)
+    try:
+        for name in declared_names:
+            declared.declare(Counter(name, precisions=[60]))
+        everything = sorted((written | declared_names), reverse=reverse)
+        expected = [name for name in everything if name.startswith(prefix)]
+        queryset = Counter.objects.order_by("-name" if reverse else "name")
+        if prefix:
+            queryset = queryset.filter(name__startswith=prefix)
+        high = None if size is None else low + size
+        assert queryset.count() == len(expected)
+        assert [row.name for row in queryset[low:high]] == expected[low:high]
+        assert queryset[low:high].count() == len(expected[low:high])
+    finally:
+        declared.forget()
