@@ -1,21 +1,23 @@
 """A queryset's aggregates and orderings by value (``core/queryset.py``).
 
-``total(precision)``, ``series(precision)`` and ``group_by(...)`` add the samples of the
-selected series, so they are defined where samples are counts: counters. Each series' own read
-(``Counter._series_steps``) runs in one shared pipeline per round (``core/gather.py``): one
-round trip per Redis node for series of compact hashes (at most a few hundred samples).
+``total(precision)``, ``series(precision)`` and ``group_by(...)`` combine the samples of the
+selected series, as each kind's :class:`Measure` says: a counter's counts add up (registered
+here), a statistic's slices merge into one summary (``statistic/aggregation.py``); other kinds
+refuse them. Each series' own read runs in one shared pipeline per round
+(``core/gather.py``): one round trip per Redis node for series of compact hashes.
 
 Ordering: ``total`` is a counter's sum over its coarsest precision (a statistic's, a gauge's or
 a set's "total" would mean something else for each, so they refuse it); ``last_seen`` is the
 start of the newest slice holding data at any precision (one ``HKEYS`` per precision), for the
 kinds kept in slices (counters, statistics, gauges). A row with no data has total 0 and
-``last_seen`` ``None``, which sorts as the oldest.
+``last_seen`` 0, which sorts as the oldest.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .drive import adrive, drive
@@ -24,16 +26,43 @@ from .keys import to_str
 from .labelling import OTHER
 from .steps import Op, Pipe, Steps
 
-#: The kinds whose samples are counts, so that the aggregates may add them.
+#: The kinds whose samples are counts, so that rows may be ordered by their total.
 COUNTING = ("counter",)
 
 
-def _counting(model: type[Any], what: str) -> None:
-    if model.KIND not in COUNTING:
+@dataclass(frozen=True)
+class Measure:
+    """How the aggregates read and combine one kind's samples."""
+
+    #: A series' samples of a precision (checked): ``[(slice start, value), ...]``.
+    read: Callable[[Any, int], Steps[list[tuple[int, Any]]]]
+    #: Many values (of several slices, or series) as one; called with none too.
+    combine: Callable[[list[Any]], Any]
+
+
+def _counts(row: Any, precision: int) -> Steps[list[tuple[int, Any]]]:
+    return row._series_steps(precision)  # type: ignore[no-any-return]
+
+
+#: Each kind's measure, by kind name (``register`` adds one).
+MEASURES: dict[str, Measure] = {"counter": Measure(_counts, sum)}
+
+
+def register(kind: str, measure: Measure) -> None:
+    """Let the aggregates combine the samples of ``kind`` as ``measure`` says."""
+    MEASURES[kind] = measure
+
+
+def measure_of(model: type[Any], what: str) -> Measure:
+    """``model``'s measure; a ``TypeError`` for a kind without one."""
+    found = MEASURES.get(model.KIND)
+    if found is None:
+        kinds = ", ".join(sorted(MEASURES))
         raise TypeError(
-            f"{what} adds counts: it is for counters, not {model.LABEL}s (read each "
+            f"{what} combines samples of {kinds} metrics, not of {model.LABEL}s (read each "
             f"{model.LABEL}'s own methods instead)."
         )
+    return found
 
 
 def check_value(model: type[Any], field: str) -> None:
@@ -81,13 +110,15 @@ def _last_seen_steps(row: Any) -> Steps[int]:
     return max(starts, default=0)
 
 
-def _series_of(rows: Sequence[Any], precision: int | None) -> Steps[list[list[tuple[int, int]]]]:
+def _series_of(
+    measure: Measure, rows: Sequence[Any], precision: int | None
+) -> Steps[list[list[tuple[int, Any]]]]:
     """Each readable row's samples of ``precision`` (each one's coarsest if ``None``), checked
     first: a row without that precision is a ``ValueError``, nothing read."""
     reads = []
     for row in rows:
         chosen = max(row.precisions) if precision is None else row._check_precision(precision)
-        reads.append(row._series_steps(chosen))
+        reads.append(measure.read(row, chosen))
     results = yield from gather_steps(reads)
     for result in results:
         if isinstance(result, Exception):
@@ -95,27 +126,29 @@ def _series_of(rows: Sequence[Any], precision: int | None) -> Steps[list[list[tu
     return results
 
 
-def total_steps(model: type[Any], selected: Steps[list[Any]], precision: int | None) -> Steps[int]:
-    _counting(model, "total()")
+def total_steps(model: type[Any], selected: Steps[list[Any]], precision: int | None) -> Steps[Any]:
+    measure = measure_of(model, "total()")
     rows = _readable((yield from selected))
-    series = yield from _series_of(rows, precision)
-    return sum(count for samples in series for _, count in samples)
+    series = yield from _series_of(measure, rows, precision)
+    return measure.combine([value for samples in series for _, value in samples])
 
 
 def series_steps(
     model: type[Any], selected: Steps[list[Any]], precision: int
-) -> Steps[list[tuple[int, int]]]:
-    _counting(model, "series()")
+) -> Steps[list[tuple[int, Any]]]:
+    measure = measure_of(model, "series()")
     rows = _readable((yield from selected))
-    return _summed((yield from _series_of(rows, precision)))
+    return _per_slice(measure, (yield from _series_of(measure, rows, precision)))
 
 
-def _summed(series: Sequence[Sequence[tuple[int, int]]]) -> list[tuple[int, int]]:
-    sums: dict[int, int] = defaultdict(int)
+def _per_slice(
+    measure: Measure, series: Sequence[Sequence[tuple[int, Any]]]
+) -> list[tuple[int, Any]]:
+    slices: dict[int, list[Any]] = defaultdict(list)
     for samples in series:
-        for start, count in samples:
-            sums[start] += count
-    return sorted(sums.items())
+        for start, value in samples:
+            slices[start].append(value)
+    return [(start, measure.combine(values)) for start, values in sorted(slices.items())]
 
 
 class Grouped:
@@ -129,7 +162,7 @@ class Grouped:
     ) -> None:
         if not labels or not all(isinstance(label, str) and label for label in labels):
             raise TypeError(f"group_by() takes label names, not {labels!r}.")
-        _counting(model, "group_by()")
+        self.measure = measure_of(model, "group_by()")
         self.model, self.selected, self.labels = model, selected, tuple(labels)
 
     def _key(self, row: Any) -> Any:
@@ -147,30 +180,31 @@ class Grouped:
         rows = _readable((yield from self.selected()))
         keyed = [(self._key(row), row) for row in rows]
         kept = [(key, row) for key, row in keyed if key is not None]
-        series = yield from _series_of([row for _, row in kept], precision)
+        series = yield from _series_of(self.measure, [row for _, row in kept], precision)
         groups: dict[Any, list[Any]] = defaultdict(list)
         for (key, _), samples in zip(kept, series, strict=True):
             groups[key].append(samples)
         return dict(groups)
 
-    def _total_steps(self, precision: int | None) -> Steps[dict[Any, int]]:
+    def _total_steps(self, precision: int | None) -> Steps[dict[Any, Any]]:
         groups = yield from self._groups_steps(precision)
-        return {key: sum(n for s in many for _, n in s) for key, many in groups.items()}
+        combine = self.measure.combine
+        return {key: combine([v for s in many for _, v in s]) for key, many in groups.items()}
 
-    def _series_steps(self, precision: int) -> Steps[dict[Any, list[tuple[int, int]]]]:
+    def _series_steps(self, precision: int) -> Steps[dict[Any, list[tuple[int, Any]]]]:
         groups = yield from self._groups_steps(precision)
-        return {key: _summed(many) for key, many in groups.items()}
+        return {key: _per_slice(self.measure, many) for key, many in groups.items()}
 
-    def total(self, precision: int | None = None) -> dict[Any, int]:
+    def total(self, precision: int | None = None) -> dict[Any, Any]:
         """``{label value: the total of its series}``: one round trip per Redis node."""
         return drive(self._total_steps(precision))
 
-    async def atotal(self, precision: int | None = None) -> dict[Any, int]:
+    async def atotal(self, precision: int | None = None) -> dict[Any, Any]:
         return await adrive(self._total_steps(precision))
 
-    def series(self, precision: int) -> dict[Any, list[tuple[int, int]]]:
+    def series(self, precision: int) -> dict[Any, list[tuple[int, Any]]]:
         """``{label value: [(slice start, count), ...]}`` summed per slice over its series."""
         return drive(self._series_steps(precision))
 
-    async def aseries(self, precision: int) -> dict[Any, list[tuple[int, int]]]:
+    async def aseries(self, precision: int) -> dict[Any, list[tuple[int, Any]]]:
         return await adrive(self._series_steps(precision))

@@ -291,8 +291,8 @@ class MetricManager(Generic[M]):
     def group_by(self, *labels: str) -> Grouped:
         return self.get_queryset().group_by(*labels)
 
-    def total(self, precision: int | None = None) -> int:
+    def total(self, precision: int | None = None) -> Any:
         return self.get_queryset().total(precision)
 
-    def series(self, precision: int) -> list[tuple[int, int]]:
+    def series(self, precision: int) -> list[tuple[int, Any]]:
         return self.get_queryset().series(precision)

@@ -235,20 +235,22 @@ class MetricQuerySet(Generic[M]):
 
     # Aggregates (counters: core/aggregates.py)
 
-    def total(self, precision: int | None = None) -> int:
-        """The sum of every selected series' samples of ``precision`` (default: each one's
-        coarsest): one pipelined round trip per Redis node."""
+    def total(self, precision: int | None = None) -> Any:
+        """The selected series' samples of ``precision`` (default: each one's coarsest) as
+        one: a counter's sum (an ``int``), a statistic's merged summary (a dict, as
+        ``Statistic.summary``). One pipelined round trip per Redis node."""
         return drive(aggregates.total_steps(self.model, self._selected_steps(), precision))
 
-    async def atotal(self, precision: int | None = None) -> int:
+    async def atotal(self, precision: int | None = None) -> Any:
         """``total()`` awaited."""
         return await adrive(aggregates.total_steps(self.model, self._selected_steps(), precision))
 
-    def series(self, precision: int) -> list[tuple[int, int]]:
-        """``(slice start, count)`` of ``precision`` summed over the selected series."""
+    def series(self, precision: int) -> list[tuple[int, Any]]:
+        """``(slice start, value)`` of ``precision``, each slice combined over the selected
+        series (a count, or a summary), oldest first."""
         return drive(aggregates.series_steps(self.model, self._selected_steps(), precision))
 
-    async def aseries(self, precision: int) -> list[tuple[int, int]]:
+    async def aseries(self, precision: int) -> list[tuple[int, Any]]:
         """``series()`` awaited."""
         return await adrive(aggregates.series_steps(self.model, self._selected_steps(), precision))
 
