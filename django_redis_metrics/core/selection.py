@@ -76,11 +76,14 @@ def slice_steps(
     place among the members (a ``ZLEXCOUNT`` each, in the same round trip as the count)."""
     key = catalogue_key(kind)
     declared_ones = candidates(kind, groups)
-    if not declared_ones and not reverse:
+    if not declared_ones:
         count = -1 if high is None else high - low
         if count == 0:
             return []
-        found = yield Op("zrangebylex", key, rng.low, rng.high, start=low, num=count)
+        if reverse:
+            found = yield Op("zrevrangebylex", key, rng.high, rng.low, start=low, num=count)
+        else:
+            found = yield Op("zrangebylex", key, rng.low, rng.high, start=low, num=count)
         return [Entry(to_str(member)) for member in found]
     total, members, empty = yield from counts_steps(kind, rng, declared_ones)
     high = total if high is None else min(high, total)

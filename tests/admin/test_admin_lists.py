@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from django_redis_metrics import Batch, Counter, Gauge
+from django_redis_metrics import Batch, Counter, Gauge, Statistic
 from django_redis_metrics.core import declared
 
 from ..django_site import admin_url, client_for, counting_round_trips, make_user
@@ -76,6 +76,12 @@ def test_series_and_declared_metrics_are_listed(root: Client, frozen: float) -> 
         assert names(page) == ["hits\x1fview=home"]
         assert b"hits{view=home}" in page.content
         chart = root.get(admin_url("countermetric", "chart"), {"name": "hits\x1fview=home"})
+        assert chart.status_code == 200
+        latency = Statistic("latency", precisions=[60], labels=("view",))
+        latency.labels(view="shop").record(12, when=frozen)
+        statistics = root.get(admin_url("statisticmetric", "changelist"))
+        assert b"latency{view=shop}" in statistics.content
+        chart = root.get(admin_url("statisticmetric", "chart"), {"name": "latency\x1fview=shop"})
         assert chart.status_code == 200
         gauges = root.get(admin_url("gaugemetric", "changelist")).context["rows"]
         assert [(row["gauge"].name, row["value"]) for row in gauges] == [("queue", None)]
