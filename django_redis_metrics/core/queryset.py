@@ -121,26 +121,28 @@ class MetricQuerySet(Generic[M]):
     def __getitem__(self, key: int | slice) -> M | MetricQuerySet[M]:
         """``qs[a:b]`` a queryset reading only those rows where the order allows; ``qs[i]``
         the row (``IndexError`` if none). No negative indexes, as in Django."""
-        if self._cache is not None:
-            return self._cache[key] if isinstance(key, int) else _listed(self, self._cache[key])
         if isinstance(key, slice):
-            if key.step is not None:
-                return _listed(self, self._fetch()[key])
             start, stop = key.start or 0, key.stop
             if not isinstance(start, int) or (stop is not None and not isinstance(stop, int)):
                 raise TypeError("A queryset is sliced by ints.")
             if start < 0 or (stop is not None and stop < 0):
                 raise ValueError("Negative indexing is not supported.")
+            if self._cache is not None or key.step is not None:
+                return _listed(self, self._fetch()[key])
             query = self._query
             low = query.low + start
-            high = query.low + stop if stop is not None else query.high
+            high = query.high if stop is None else max(low, query.low + stop)
             if query.high is not None and high is not None:
                 high = min(high, query.high)
+            if high is not None:
+                low = min(low, high)  # an empty slice, read as such
             return MetricQuerySet(self.model, replace(query, low=low, high=high))
         if isinstance(key, bool) or not isinstance(key, int):
             raise TypeError(f"A queryset is indexed by ints or slices, not {type(key).__name__}.")
         if key < 0:
             raise ValueError("Negative indexing is not supported.")
+        if self._cache is not None:
+            return self._cache[key]
         found = self[key : key + 1]._fetch()
         if not found:
             raise IndexError("queryset index out of range")

@@ -415,3 +415,19 @@ def test_aggregates_cost_one_round_trip_per_node_whatever_the_series(
     nodes = 3 if backend.cluster else 1
     # the catalogue page, the rows' configuration, their samples: one packet per node each
     assert few <= many <= 1 + 2 * nodes
+
+
+def test_slices_of_slices_are_clipped_as_lists_are(backend: Any) -> None:
+    for name in "abcdef":
+        Counter(name, precisions=[60]).incr(when=T0)
+    names = list("abcdef")
+    queryset = Counter.objects.filter()
+    for outer in (slice(1, 5), slice(2, None), slice(4, 2), slice(0, 0)):
+        for inner in (slice(1, 3), slice(3, 1), slice(0, None), slice(5, 9)):
+            expected = names[outer][inner]
+            assert [row.name for row in queryset[outer][inner]] == expected, (outer, inner)
+            assert queryset[outer][inner].count() == len(expected)
+    assert [row.name for row in queryset[::2]] == names[::2]
+    assert queryset[2].name == "c"
+    with pytest.raises(IndexError):
+        queryset[6]
