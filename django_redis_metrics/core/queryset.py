@@ -227,6 +227,7 @@ class MetricQuerySet(Generic[M]):
         """Retire every selected metric or series, all its keys (each kind's ``delete()``:
         a few round trips each); returns how many were deleted. Declared metrics holding no
         data, and a labelled metric's own name, have no keys and are not counted."""
+        self._refuse_if_sliced("delete")
         unwritten: dict[str, Any] = declared.declared(self.model.KIND)  # as declared: no data
         rows = [row for row in self if _holds_keys(row) and unwritten.get(row.name) is not row]
         for row in rows:
@@ -325,6 +326,7 @@ def _holds_keys(row: Any) -> bool:
 
 def _listed(queryset: MetricQuerySet[M], rows: list[M]) -> MetricQuerySet[M]:
     """A queryset already evaluated to ``rows`` (a slice of an evaluated queryset)."""
-    copy: MetricQuerySet[M] = MetricQuerySet(queryset.model, queryset._query)
+    query = replace(queryset._query, low=0, high=len(rows))  # sliced: no more filtering
+    copy: MetricQuerySet[M] = MetricQuerySet(queryset.model, query)
     copy._cache = rows
     return copy

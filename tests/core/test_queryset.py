@@ -222,6 +222,10 @@ def test_bad_lookups_are_refused_before_reading(backend: Any) -> None:
         Counter.objects.filter()[-1:]
     with pytest.raises(TypeError, match="slice"):
         Counter.objects.filter()[:3].filter(name="a")
+    with pytest.raises(TypeError, match="slice"):
+        Counter.objects.filter()[::2].exclude(name="a")
+    with pytest.raises(TypeError, match="slice"):
+        Counter.objects.filter()[1:].delete()
 
 
 def test_a_page_in_name_order_reads_only_that_page(
