@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from django_redis_metrics import Counter, Gauge, MetricDoesNotExist, Statistic
-from django_redis_metrics.core import declared, selection
+from django_redis_metrics.core import selection
 from django_redis_metrics.core.admission import answers
 from django_redis_metrics.core.labelling import series_name
 
@@ -258,42 +258,6 @@ def test_delete_retires_every_key_of_the_selected_metrics(backend: Any) -> None:
     assert Counter.objects.filter(name="hits").count() == 1
 
 
-def test_a_declared_metric_with_no_data_is_listed_with_its_declaration(backend: Any) -> None:
-    signups = declared.declare(Counter("signups", precisions=[60, 86400]))
-    views = declared.declare(Counter("views", labels=("page",)))
-    try:
-        Counter("active", precisions=[60]).incr(when=T0)
-        rows = list(Counter.objects.filter())
-        assert [row.name for row in rows] == ["active", "signups", "views"]
-        assert rows[1] is signups and rows[1].precisions == (60, 86400)
-        assert Counter.objects.count() == 3
-        assert [row.name for row in Counter.objects.order_by("-name")[1:]] == ["signups", "active"]
-        assert Counter.objects.get("signups") is signups
-        views.labels(page="home").incr(when=T0)  # holds data now: its series are its rows
-        assert [row.name for row in Counter.objects.filter(name="views")] == [
-            series_name("views", (("page", "home"),))
-        ]
-        assert Counter.objects.filter(name__startswith="s").count() == 1
-        assert Counter.objects.filter().delete() == 2  # the declared one holds no keys
-    finally:
-        declared.forget()
-
-
-def test_apps_declare_the_metrics_of_their_metrics_module() -> None:
-    import types
-
-    from django_redis_metrics.core.base import Metric
-
-    module = types.ModuleType("someapp.metrics")
-    module.orders = Counter("orders")  # type: ignore[attr-defined]
-    module.not_a_metric = 3  # type: ignore[attr-defined]
-    try:
-        assert declared.collect(module, Metric) == [module.orders]  # type: ignore[attr-defined]
-        assert declared.declared("counter") == {"orders": module.orders}  # type: ignore[attr-defined]
-    finally:
-        declared.forget()
-
-
 def test_async_twins(backend: Any) -> None:
     Counter("a", precisions=[60]).incr(2, when=T0)
     Counter("b", precisions=[60]).incr(3, when=T0)
@@ -318,107 +282,6 @@ def test_async_twins(backend: Any) -> None:
     with pytest.raises(Counter.DoesNotExist):
         run(missing)
     assert asyncio.iscoroutinefunction(Counter.objects.aget)
-
-
-@FAST
-@given(
-    written=st.sets(st.sampled_from(["b", "ba", "bb", "c", "ca", "d", "e"]), max_size=6),
-    declared_names=st.sets(st.sampled_from(["a", "b", "bab", "c", "cb", "f"]), max_size=5),
-    prefix=st.sampled_from(["", "b", "c", "x"]),
-    reverse=st.booleans(),
-    low=st.integers(0, 8),
-    size=st.one_of(st.none(), st.integers(0, 8)),
-)
-def test_declared_metrics_take_their_place_in_every_page(
-    backend: Any,
-    metrics_settings: Any,
-    written: set[str],
-    declared_names: set[str],
-    prefix: str,
-    reverse: bool,
-    low: int,
-    size: int | None,
-) -> None:
-    """The slice read by ZRANGEBYLEX LIMIT, with declared metrics holding no data merged in by
-    their place, is the slice of the plain model's sorted names."""
-    metrics_settings(PREFIX=f"t{uuid.uuid4().hex[:12]}")
-    for name in written:
-        Counter(name, precisions=[60]).incr(when=T0)
-    try:
-        for name in declared_names:
-            declared.declare(Counter(name, precisions=[60]))
-        everything = sorted((written | declared_names), reverse=reverse)
-        expected = [name for name in everything if name.startswith(prefix)]
-        queryset = Counter.objects.order_by("-name" if reverse else "name")
-        if prefix:
-            queryset = queryset.filter(name__startswith=prefix)
-        high = None if size is None else low + size
-        assert queryset.count() == len(expected)
-        assert [row.name for row in queryset[low:high]] == expected[low:high]
-        assert queryset[low:high].count() == len(expected[low:high])
-    finally:
-        declared.forget()
-
-
-@FAST
-@given(
-    world=st.dictionaries(
-        st.tuples(st.sampled_from(["latency", "size"]), st.sampled_from(["home", "shop", "api"])),
-        st.lists(st.integers(1, 1000), min_size=1, max_size=5),
-        max_size=5,
-    ),
-    views=st.lists(st.sampled_from(["home", "shop", "api"]), max_size=2),
-)
-def test_statistic_aggregates_merge_the_selected_series(
-    backend: Any, metrics_settings: Any, world: dict[tuple[str, str], list[int]], views: list[str]
-) -> None:
-    metrics_settings(PREFIX=f"t{uuid.uuid4().hex[:12]}")
-    answers.clear()
-    for (name, view), values in world.items():
-        series = Statistic(name, precisions=[60, 3600], labels=("view",)).labels(view=view)
-        for offset, value in enumerate(values):
-            series.record(value, when=T0 + 60 * offset)
-    selected = Statistic.objects.filter(labels__view__in=views)
-    chosen = {key: values for key, values in world.items() if key[1] in views}
-    every = [value for values in chosen.values() for value in values]
-    total = selected.total(3600)
-    assert total["count"] == len(every)
-    assert total["sum"] == (sum(every) if every else None)
-    assert (total["min"], total["max"]) == ((min(every), max(every)) if every else (None, None))
-    per_minute: dict[int, list[int]] = {}
-    for values in chosen.values():
-        for offset, value in enumerate(values):
-            per_minute.setdefault((T0 + 60 * offset) // 60 * 60, []).append(value)
-    assert [(start, s["count"]) for start, s in selected.series(60)] == [
-        (start, len(values)) for start, values in sorted(per_minute.items())
-    ]
-    by_view = {
-        view: sum(len(v) for (_, seen), v in chosen.items() if seen == view)
-        for view in {seen for _, seen in chosen}
-    }
-    grouped = selected.group_by("view").total(3600)
-    assert {view: summary["count"] for view, summary in grouped.items()} == by_view
-
-
-def test_aggregates_cost_one_round_trip_per_node_whatever_the_series(
-    backend: Any, round_trips: Any
-) -> None:
-    hits = Counter("hits", precisions=[60, 3600], labels=("view",))
-
-    def trips(first: int, last: int) -> int:
-        for index in range(first, last):
-            hits.labels(view=f"v{index:02}").incr(index, when=T0)
-        selected = Counter.objects.filter(name="hits")
-        results: list[Any] = []
-        count = round_trips(lambda: results.append(selected.group_by("view").total(3600)))
-        assert sum(results[0].values()) == sum(range(last))
-        return count
-
-    few = trips(0, 5)
-    many = trips(5, 60)
-    nodes = 3 if backend.cluster else 1
-    # the catalogue page, the rows' configuration, their samples: one packet per node each
-    assert few <= many <= 1 + 2 * nodes
 
 
 def test_slices_of_slices_are_clipped_as_lists_are(backend: Any) -> None:
