@@ -91,3 +91,30 @@ def test_declared_metrics_take_their_place_in_every_page(
         assert queryset[low:high].count() == len(expected[low:high])
     finally:
         declared.forget()
+
+
+def test_the_app_declares_the_metrics_of_every_installed_apps_metrics_module(
+    backend: Any, monkeypatch: Any
+) -> None:
+    from django.apps import apps
+
+    from django_redis_metrics import Statistic
+    from django_redis_metrics import apps as app_module
+
+    installed = [*apps.get_app_configs(), types.SimpleNamespace(name="tests.core.declaring_app")]
+    monkeypatch.setattr(app_module.apps, "get_app_configs", lambda: installed)
+    monkeypatch.setattr(
+        app_module,
+        "autodiscover_modules",
+        lambda name: __import__(f"tests.core.declaring_app.{name}"),
+    )
+    try:
+        apps.get_app_config("django_redis_metrics").ready()
+        from tests.core.declaring_app import metrics
+
+        assert Counter.objects.get(name="declared.signups") is metrics.signups
+        assert [row.name for row in Statistic.objects.filter(name__startswith="declared.")] == [
+            "declared.latency"
+        ]
+    finally:
+        declared.forget()
