@@ -113,10 +113,8 @@ def listing_page(
             selected = selected.filter(name__icontains=query)
     except (TypeError, ValueError):  # a search no name can hold: nothing matches
         return Paginator([], conf.ADMIN_PAGE_SIZE).get_page(1), query, 0
-    rows: MetricQuerySet[Any] | list[Any] = selected
-    if query and not query.startswith("^"):
-        rows = list(selected)  # read once: the count and the page come from the same rows
-    paginator = Paginator(rows, conf.ADMIN_PAGE_SIZE)
+    # A search within names reads the names once (the count), then builds the page's rows.
+    paginator = Paginator(selected, conf.ADMIN_PAGE_SIZE)
     page = paginator.get_page(request.GET.get("p"))
     return page, query, paginator.count
 

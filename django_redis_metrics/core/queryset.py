@@ -63,6 +63,9 @@ class MetricQuerySet(Generic[M]):
         self.model = model
         self._query = query or _Query()
         self._cache: list[M] | None = None
+        #: Every selected row in name order, unsliced, once read (slices of this queryset
+        #: share it: a count, then a page, read the catalogue once).
+        self._every: list[Entry] | None = None
 
     # Building
 
@@ -136,7 +139,9 @@ class MetricQuerySet(Generic[M]):
                 high = min(high, query.high)
             if high is not None:
                 low = min(low, high)  # an empty slice, read as such
-            return MetricQuerySet(self.model, replace(query, low=low, high=high))
+            sliced = MetricQuerySet(self.model, replace(query, low=low, high=high))
+            sliced._every = self._every
+            return sliced
         if isinstance(key, bool) or not isinstance(key, int):
             raise TypeError(f"A queryset is indexed by ints or slices, not {type(key).__name__}.")
         if key < 0:
@@ -277,6 +282,14 @@ class MetricQuerySet(Generic[M]):
         found = ranges(query.groups)
         return found[0] if len(found) == 1 else None
 
+    def _every_steps(self) -> Steps[list[Entry]]:
+        """Every selected row in name order, unsliced: read once per queryset."""
+        if self._every is None:
+            self._every = yield from selection.every_entry_steps(
+                self.model.KIND, self._query.groups
+            )
+        return self._every
+
     def _count_steps(self) -> Steps[int]:
         fast = self._fast_range()
         if fast is None:
@@ -297,9 +310,8 @@ class MetricQuerySet(Generic[M]):
                     kind, query.groups, fast, reverse, query.low, query.high
                 )
             )
-        entries = yield from selection.every_entry_steps(kind, query.groups)
-        if reverse:
-            entries.reverse()
+        every = yield from self._every_steps()
+        entries = every[::-1] if reverse else every
         return entries[query.low : query.high]
 
     def _rows_steps(self) -> Steps[list[M]]:
@@ -308,7 +320,7 @@ class MetricQuerySet(Generic[M]):
         if query.order.lstrip("-") == "name":
             entries = yield from self._entries_steps()
             return (yield from selection.built_steps(self.model, entries))
-        every = yield from selection.every_entry_steps(self.model.KIND, query.groups)
+        every = yield from self._every_steps()
         rows = yield from selection.built_steps(self.model, every)
         values = yield from aggregates.values_steps(self.model, rows, query.order.lstrip("-"))
         descending = query.order.startswith("-")
