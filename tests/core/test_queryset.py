@@ -13,7 +13,7 @@ from django.core.exceptions import MultipleObjectsReturned, ObjectDoesNotExist
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from django_redis_metrics import Counter, Gauge, MetricDoesNotExist, Statistic
+from django_redis_metrics import Counter, EventSeries, Gauge, MetricDoesNotExist, Statistic
 from django_redis_metrics.core import selection
 from django_redis_metrics.core.admission import answers
 from django_redis_metrics.core.labelling import series_name
@@ -260,6 +260,14 @@ def test_delete_retires_every_key_of_the_selected_metrics(backend: Any) -> None:
     assert not [key for key in backend.keys() if "{hits" in key]
     hits.labels(view="home").incr(when=T0)  # written again: listed again
     assert Counter.objects.filter(name="hits").count() == 1
+    orders = EventSeries("orders", index=["kind"])
+    orders.record(kind="a")
+    latency = Statistic("latency", precisions=[60], labels=("view",))
+    latency.labels(view="home").record(3, when=T0)
+    assert EventSeries.objects.filter(name="orders").delete() == 1
+    assert Statistic.objects.exclude(name="nothing").delete() == 1
+    assert not [key for key in backend.keys() if "{orders" in key or "{latency" in key]
+    assert (EventSeries.objects.count(), Statistic.objects.count()) == (0, 0)
 
 
 def test_async_twins(backend: Any) -> None:
