@@ -5,10 +5,11 @@ pipelined read of each shown counter's total (``HGET`` of its lifetime total).
     python benchmarks/bench_list_page.py [--sizes 1000,10000,100000] [--repeats 5]
 
 Each figure is the fastest of ``--repeats`` renders of the whole page (the view, its Redis reads
-and its template) for a staff user, first page and a page deep in the list, then the searches:
-``?q=^api.view05`` (names starting with it: a page's cost) and ``?q=view05`` (names holding it:
-every name read). "before" is the page as it was built until now, measured here too: every
-name read and checked (``objects.names()``), filtered and paged in Python, then ``many()``.
+and its template) for a staff user, first page and a page halfway down the list, then the
+searches ``?q=^api.view0005`` (names starting with it: a page's cost) and ``?q=view0005``
+(names holding it: every name read). "before" is the page halfway down as it was built until
+now, rendered the same way: every name read and checked (``objects.names()``), paged in
+Python, then ``many()``.
 """
 
 from __future__ import annotations
@@ -54,16 +55,34 @@ def render_page(query: str) -> int:
 
 
 def before_page(page: int) -> int:
-    """The list's reads as they were: every name (and its EXISTS), a Python page, many()."""
+    """The page as it was built before querysets, rendered the same way: every name read and
+    checked (``objects.names()``), searched and paged in Python, then ``many()``."""
+    from django.contrib import admin
     from django.core.paginator import Paginator
+    from django.template.response import TemplateResponse
 
     from django_redis_metrics import Counter
     from django_redis_metrics.admin.common import current_time
-    from django_redis_metrics.admin.counters import counter_rows
+    from django_redis_metrics.admin.counters import TOTALS, counter_rows
+    from django_redis_metrics.models import CounterMetric
 
+    made = request(f"?p={page}")
+    context = admin.site._registry[CounterMetric].context(made)
     names = Counter.objects.names()
     shown = Paginator(names, 100).get_page(page)
-    return len(counter_rows(Counter.objects.many(shown.object_list), current_time()))
+    rows = counter_rows(Counter.objects.many(shown.object_list), current_time())
+    context.update(
+        title="Counters",
+        rows=rows,
+        totals_labels=[text for text, _ in TOTALS],
+        page=shown,
+        query="",
+        count=len(names),
+        noun="counter",
+    )
+    response = TemplateResponse(made, "django_redis_metrics/admin/counter_list.html", context)
+    response.render()
+    return len(rows)
 
 
 def floor(offset: int) -> int:
