@@ -3,8 +3,9 @@ order, declared metrics holding no data merged in, and the rows built as model i
 
 Two ways, as the lookups allow (``core/lookups.py``): when one catalogue range holds exactly
 the rows (no lookup but one ``name=`` or ``name__startswith=``), a slice is one
-``ZRANGEBYLEX ... LIMIT`` and a count one ``ZLEXCOUNT``; otherwise every member of the
-narrowest range is read, ``READ_PAGE`` a round trip, and tested in Python.
+``ZRANGEBYLEX ... LIMIT`` (a ``ZRANGE`` by rank for the whole catalogue) and a count one
+``ZLEXCOUNT``; otherwise every member of the narrowest range is read, ``READ_PAGE`` a round
+trip, and tested in Python.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from . import declared
 from .keys import catalogue_key, metric_key, to_str
 from .labelling import SEPARATOR, SeriesName, split
-from .lookups import Group, LexRange, name_range, ranges, selects
+from .lookups import EVERYTHING, Group, LexRange, name_range, ranges, selects
 from .steps import Op, Pipe, Steps, chunked_steps
 
 if TYPE_CHECKING:
@@ -77,13 +78,9 @@ def slice_steps(
     key = catalogue_key(kind)
     declared_ones = candidates(kind, groups)
     if not declared_ones:
-        count = -1 if high is None else high - low
-        if count == 0:
+        if high is not None and high <= low:
             return []
-        if reverse:
-            found = yield Op("zrevrangebylex", key, rng.high, rng.low, start=low, num=count)
-        else:
-            found = yield Op("zrangebylex", key, rng.low, rng.high, start=low, num=count)
+        found = yield _page(key, rng, reverse, low, high)
         return [Entry(to_str(member)) for member in found]
     total, members, empty = yield from counts_steps(kind, rng, declared_ones)
     high = total if high is None else min(high, total)
@@ -92,9 +89,7 @@ def slice_steps(
     if reverse:
         low, high = total - high, total - low
     first, last = max(0, low - len(empty)), min(members, high)
-    found = []
-    if last > first:
-        found = yield Op("zrangebylex", key, rng.low, rng.high, start=first, num=last - first)
+    found = (yield _page(key, rng, False, first, last)) if last > first else []
     # A declared metric sorts before member number j iff fewer than j members sort before it.
     befores = [before for before, _ in empty]
     placed = [
@@ -104,6 +99,19 @@ def slice_steps(
     placed += [(before + k, Entry(m.name, m)) for k, (before, m) in enumerate(empty)]
     chosen = [entry for at, entry in sorted(placed, key=_place) if low <= at < high]
     return chosen[::-1] if reverse else chosen
+
+
+def _page(key: str, rng: LexRange, reverse: bool, low: int, high: int | None) -> Op:
+    """Members ``low`` to ``high`` of ``rng`` (``reverse``: counted from its end): by rank for
+    the whole catalogue (its members all score 0, so ranks are in name order), O(log N +
+    page); else ``ZRANGEBYLEX … LIMIT``, which walks the ``low`` members before the page."""
+    if rng == EVERYTHING:
+        stop = -1 if high is None else high - 1
+        return Op("zrevrange" if reverse else "zrange", key, low, stop)
+    count = -1 if high is None else high - low
+    if reverse:
+        return Op("zrevrangebylex", key, rng.high, rng.low, start=low, num=count)
+    return Op("zrangebylex", key, rng.low, rng.high, start=low, num=count)
 
 
 def _place(pair: tuple[int, Entry]) -> int:
