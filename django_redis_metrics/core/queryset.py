@@ -11,8 +11,9 @@ Nothing is read until the queryset is evaluated (iterated, sliced with a step or
 * name order (the default, or ``"-name"``) with no lookup but one ``name=`` or
   ``name__startswith=``: ``count()`` one ``ZLEXCOUNT``; a slice ``qs[a:b]`` one
   ``ZRANGE`` by rank (O(log N + page)) or, with a name lookup, ``ZRANGEBYLEX ... LIMIT``
-  (O(log N + a + page)), and one pipelined ``HGETALL`` of the shown rows' configuration; declared metrics add a ``ZLEXCOUNT`` each to these round
-  trips. This is the admin list page's case.
+  (O(log N + a + page)), and one pipelined ``HGETALL`` of the shown rows' configuration;
+  declared metrics add a ``ZLEXCOUNT`` each to these round trips. This is the admin list
+  page's case.
 * any other lookup: the catalogue's members in the narrowest range the lookups allow (a
   name's series for ``name=``/``name__in=``, a prefix for ``name__startswith=``, else all of
   them) read in pages of ``READ_PAGE`` and tested in Python: O(members in range).
