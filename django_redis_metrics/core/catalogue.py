@@ -14,15 +14,15 @@ from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 from ..exceptions import MetricDoesNotExist, MultipleMetricsReturned
 from . import declared
-from .aggregates import Grouped
 from .connection import AnyRedisClient, RedisClient, get_redis_connection, is_cluster
 from .drive import adrive, drive
 from .keys import catalogue_key, metric_key, to_str, validate_name
 from .labelling import SEPARATOR, label_value, series_range, split, validate_label_names
+from .measures import Grouped
 from .queryset import MetricQuerySet
 from .scripts import script
 from .selection import Builder
-from .steps import Op, Script, Steps
+from .steps import Op, Pipe, Script, Steps
 
 PAGE = 500
 #: Field of a metric's meta hash set once the metric is known to be in the catalogue.
@@ -145,6 +145,8 @@ class CataloguedMetric(Protocol):
 
     def delete(self) -> None: ...
 
+    def series_for(self, pairs: tuple[tuple[str, str], ...], *, other: bool = False) -> Self: ...
+
 
 M = TypeVar("M", bound=CataloguedMetric)
 
@@ -222,26 +224,33 @@ class MetricManager(Generic[M]):
 
     def _named_steps(self, name: str) -> Steps[M]:
         """The metric (or series) ``name``: from its meta hash; else, for a labelled metric,
-        itself as declared or as its series say; one round trip, two for a labelled one."""
+        itself as declared or as its first series says. One round trip (its meta hash and its
+        first series asked together), two for a labelled metric not declared."""
         validate_member(name, f"{self.model.LABEL} name")
-        meta = yield Op("hgetall", metric_key(self.model.KIND, name, "meta"))
+        kind = self.model.KIND
         if SEPARATOR in name:  # a series
+            meta = yield Op("hgetall", metric_key(kind, name, "meta"))
             if not meta:
                 raise self.model.DoesNotExist(f"No {self.model.LABEL} series {name!r} holds data.")
             return Builder(self.model).build(name, meta)
+        low, high = series_range(name)
+        meta, first = yield Pipe(
+            [
+                Op("hgetall", metric_key(kind, name, "meta")),
+                Op("zrangebylex", catalogue_key(kind), low, high, start=0, num=1),
+            ]
+        )
         try:
             return self.model.from_meta(name, meta)
         except LookupError:
             pass
-        found = declared.declared(self.model.KIND).get(name)
+        found = declared.declared(kind).get(name)
         if found is not None:
             return found  # type: ignore[return-value]
-        low, high = series_range(name)
-        first = yield Op("zrangebylex", catalogue_key(self.model.KIND), low, high, start=0, num=1)
         if first:
-            series = self.get_queryset().filter(name=name)
-            rows = yield from series[:1]._selected_steps()
-            family = getattr(rows[0], "family", None) if rows else None
+            member = to_str(first[0])
+            series_meta = yield Op("hgetall", metric_key(kind, member, "meta"))
+            family = getattr(Builder(self.model).build(member, series_meta), "family", None)
             if family is not None:
                 return family  # type: ignore[no-any-return]
         raise self.model.DoesNotExist(f"No {self.model.LABEL} named {name!r} holds data.")

@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
-from . import aggregates, declared, selection
+from . import declared, measures, selection
 from .admission import answers
 from .drive import adrive, drive
 from .lookups import Group, LexRange, exact_by_range, parse, ranges
@@ -108,7 +108,7 @@ class MetricQuerySet(Generic[M]):
         order = fields[0] if fields else "name"
         if order not in ORDERINGS:
             raise ValueError(f"Cannot order by {order!r}; choose one of {', '.join(ORDERINGS)}.")
-        aggregates.check_value(self.model, order.lstrip("-"))
+        measures.check_value(self.model, order.lstrip("-"))
         return self._clone(order=order)
 
     @property
@@ -242,31 +242,31 @@ class MetricQuerySet(Generic[M]):
             answers.clear()  # deleted series are admitted (listed) again by their next write
         return len(rows)
 
-    # Aggregates (counters: core/aggregates.py)
+    # Aggregates (core/measures.py)
 
     def total(self, precision: int | None = None) -> Any:
         """The selected series' samples of ``precision`` (default: each one's coarsest) as
         one: a counter's sum (an ``int``), a statistic's merged summary (a dict, as
         ``Statistic.summary``). One pipelined round trip per Redis node."""
-        return drive(aggregates.total_steps(self.model, self._selected_steps(), precision))
+        return drive(measures.total_steps(self.model, self._selected_steps(), precision))
 
     async def atotal(self, precision: int | None = None) -> Any:
         """``total()`` awaited."""
-        return await adrive(aggregates.total_steps(self.model, self._selected_steps(), precision))
+        return await adrive(measures.total_steps(self.model, self._selected_steps(), precision))
 
     def series(self, precision: int) -> list[tuple[int, Any]]:
         """``(slice start, value)`` of ``precision``, each slice combined over the selected
         series (a count, or a summary), oldest first."""
-        return drive(aggregates.series_steps(self.model, self._selected_steps(), precision))
+        return drive(measures.series_steps(self.model, self._selected_steps(), precision))
 
     async def aseries(self, precision: int) -> list[tuple[int, Any]]:
         """``series()`` awaited."""
-        return await adrive(aggregates.series_steps(self.model, self._selected_steps(), precision))
+        return await adrive(measures.series_steps(self.model, self._selected_steps(), precision))
 
-    def group_by(self, *labels: str) -> aggregates.Grouped:
+    def group_by(self, *labels: str) -> measures.Grouped:
         """The aggregates per value of ``labels``: ``.group_by("view").total(86400)`` ->
         ``{"home": 42, ...}`` (a tuple of values per key for several labels)."""
-        return aggregates.Grouped(self.model, self._selected_steps, labels)
+        return measures.Grouped(self.model, self._selected_steps, labels)
 
     # Reading (steps: core/steps.py)
 
@@ -323,7 +323,7 @@ class MetricQuerySet(Generic[M]):
             return (yield from selection.built_steps(self.model, entries))
         every = yield from self._every_steps()
         rows = yield from selection.built_steps(self.model, every)
-        values = yield from aggregates.values_steps(self.model, rows, query.order.lstrip("-"))
+        values = yield from measures.values_steps(self.model, rows, query.order.lstrip("-"))
         descending = query.order.startswith("-")
         ordered = sorted(
             zip(values, rows, strict=True),

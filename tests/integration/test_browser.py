@@ -467,3 +467,25 @@ def test_screenshots_of_the_demo_with_its_traffic(tmp_path: Path) -> None:
         page.wait_for_function(f"{figure} && {figure}.dataset.state")
         assert page.locator("figure#statistic-chart").get_attribute("data-band") == "true"
         shot(page, "readme-latency")
+
+
+def test_a_labelled_counters_breakdown_lines_and_table(demo: Any) -> None:
+    base, page = demo
+    now = time.time()
+    orders = Counter("orders", labels=("country",), precisions=[60, 3600])
+    for country, count in (("FR", 5), ("DE", 3), ("<b>XX</b>", 1)):
+        orders.labels(country=country).incr(count, when=now - 60)
+    page.goto(f"{base}/admin/django_redis_metrics/countermetric/chart/?name=orders&precision=60")
+    page.wait_for_function(f"{CHART} && {CHART}.dataset.state")
+    chart = page.locator("figure#counter-chart")
+    assert chart.get_attribute("data-total") == "9"
+    assert chart.get_attribute("data-parts") == "3"
+    labels = page.locator("figure#counter-chart .u-legend .u-label").all_inner_texts()
+    assert labels[1:] == ["orders", "country=FR", "country=DE", "country=<b>XX</b>"]  # as text
+    values = page.locator("#breakdown-table tbody th").all_inner_texts()
+    assert values == ["FR", "DE", "<b>XX</b>"]
+    page.locator("#breakdown-table").get_by_role("link", name="DE", exact=True).click()
+    page.wait_for_function(f"{CHART} && {CHART}.dataset.state && {CHART}.dataset.total === '3'")
+    assert "country=DE" in page.url
+    assert page.locator("figure#counter-chart").get_attribute("data-parts") == "1"
+    shot(page, "counter-breakdown")

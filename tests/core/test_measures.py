@@ -1,4 +1,4 @@
-"""A queryset's aggregates (``core/aggregates.py``) over statistics, against a plain model,
+"""A queryset's aggregates (``core/measures.py``) over statistics, against a plain model,
 and their cost in round trips (counters are checked with the lookups in test_queryset.py)."""
 
 from __future__ import annotations
