@@ -54,8 +54,8 @@ def is_view_timer(name: str) -> bool:
 
 
 def statistic_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
-    page, query, count = listing_page(request, Statistic.objects.names())
-    statistics = Statistic.objects.many(page.object_list)
+    page, query, count = listing_page(request, Statistic.objects.get_queryset())
+    statistics = list(page.object_list)
     now = common.current_time()
     summaries = window_summaries(statistics, LIST_WINDOW, now)
     context.update(
