@@ -59,6 +59,11 @@ class CounterRow:
         return self.counter.name
 
     @property
+    def shown_name(self) -> str:
+        """The name, or a series' ``name{label=value, ...}``."""
+        return common.series_label(self.counter.name)
+
+    @property
     def points(self) -> str:
         """SVG polyline points (numbers only) of the sparkline, in a 120 x 24 box."""
         values = self.sparkline
@@ -72,37 +77,46 @@ class CounterRow:
 
 
 def counter_rows(counters: Sequence[Counter], now: float) -> list[CounterRow]:
-    """Sparkline and totals of many counters, fetched in one pipelined round trip."""
+    """Sparkline and totals of many counters, fetched in one pipelined round trip; a read
+    wanted twice (by default the sparkline and the last hour are the same 60 minutes) is sent
+    once."""
     ops: list[Op] = []
+    sent: dict[tuple[str, tuple[int, ...]], int] = {}
+
+    def read(key: str, starts: list[int]) -> int:
+        wanted = (key, tuple(starts))
+        if wanted not in sent:
+            sent[wanted] = len(ops)
+            ops.append(Op("hmget", key, starts))
+        return sent[wanted]
+
     plans = []
     for counter in counters:
         spark = sparkline_precision(counter)
-        ops.append(
-            Op(
-                "hmget",
-                counter.key(spark),
-                slice_starts(spark, min(SPARKLINE_POINTS, counter.samples), now),
-            )
+        sparkline = read(
+            counter.key(spark), slice_starts(spark, min(SPARKLINE_POINTS, counter.samples), now)
         )
         windows = [window_plan(counter, seconds) for _, seconds in TOTALS]
-        for plan in windows:
-            if plan is not None:
-                ops.append(Op("hmget", counter.key(plan[0]), slice_starts(plan[0], plan[1], now)))
-        plans.append((counter, spark, windows))
-    replies = iter(drive(pipe_steps(ops)))
-    rows = []
-    for counter, spark, windows in plans:
-        sparkline = [as_int(value) for value in next(replies)]
-        totals: list[int | None] = []
-        for plan in windows:
-            totals.append(None if plan is None else sum(as_int(v) for v in next(replies)))
-        rows.append(CounterRow(counter, sparkline, spark, totals))
-    return rows
+        totals = [
+            None if plan is None else read(counter.key(plan[0]), slice_starts(*plan, now))
+            for plan in windows
+        ]
+        plans.append((counter, spark, sparkline, totals))
+    replies = drive(pipe_steps(ops))
+    return [
+        CounterRow(
+            counter,
+            [as_int(value) for value in replies[sparkline]],
+            spark,
+            [None if at is None else sum(as_int(v) for v in replies[at]) for at in totals],
+        )
+        for counter, spark, sparkline, totals in plans
+    ]
 
 
 def counter_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
-    page, query, count = listing_page(request, Counter.objects.names())
-    counters = Counter.objects.many(page.object_list)
+    page, query, count = listing_page(request, Counter.objects.get_queryset())
+    counters = list(page.object_list)
     now = common.current_time()
     context.update(
         title="Counters",

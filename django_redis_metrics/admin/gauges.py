@@ -33,8 +33,8 @@ def slice_values(text: Any) -> tuple[float, float, float] | None:
 
 def gauge_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     """A page of gauges with their latest value: two round trips (configuration, latest)."""
-    page, query, count = listing_page(request, Gauge.objects.names())
-    gauges = Gauge.objects.many(page.object_list)
+    page, query, count = listing_page(request, Gauge.objects.get_queryset())
+    gauges = list(page.object_list)
     rows = []
     for gauge, latest in zip(gauges, gather([g._latest_steps() for g in gauges]), strict=True):
         if isinstance(latest, Exception):

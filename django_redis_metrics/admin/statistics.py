@@ -12,6 +12,7 @@ from django.template.response import TemplateResponse
 
 from ..conf import conf
 from ..core.drive import drive
+from ..core.labelling import split
 from ..core.steps import Op, pipe_steps
 from ..core.timeutil import slice_starts
 from ..models import StatisticMetric
@@ -22,7 +23,7 @@ from .charts import Chart, Series, Span
 from .common import KindPages, listing_page, name_param
 from .counters import window_plan
 from .sliced import band_chart, chart_context, chosen_precision, get_metric, read_span
-from .tiles import name_pattern
+from .viewsource import LEGACY_TIMER, name_pattern
 
 #: The list's window: the slices covering the last hour, merged (see ``window_plan``).
 LIST_WINDOW = 3600
@@ -43,14 +44,18 @@ def window_summaries(statistics: Sequence[Statistic], seconds: int, now: float) 
 
 
 def is_view_timer(name: str) -> bool:
-    """Whether the middleware names this statistic (``VIEW_TIMER``): its values are ms."""
-    template = conf.VIEW_TIMER
-    return bool(template and name_pattern(template, view=".+")[1].match(name))
+    """Whether the middleware writes this statistic, so its values are ms: the labelled
+    ``LATENCY_STATISTIC`` or one of its series, or a per-view statistic named as before labels
+    (``VIEW_TIMER``, or its old default ``latency:{view}``)."""
+    if conf.LATENCY_STATISTIC is not None and split(name).name == conf.LATENCY_STATISTIC:
+        return True
+    templates = {template for template in (conf.VIEW_TIMER, LEGACY_TIMER) if template}
+    return any(name_pattern(template, view=".+")[1].match(name) for template in templates)
 
 
 def statistic_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
-    page, query, count = listing_page(request, Statistic.objects.names())
-    statistics = Statistic.objects.many(page.object_list)
+    page, query, count = listing_page(request, Statistic.objects.get_queryset())
+    statistics = list(page.object_list)
     now = common.current_time()
     summaries = window_summaries(statistics, LIST_WINDOW, now)
     context.update(

@@ -18,7 +18,7 @@ import functools
 import logging
 import os
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from threading import Lock
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
@@ -155,6 +155,22 @@ def aadmitted(
         return await method(await adrive(_admission_steps(self)), *args, **kwargs)
 
     return write  # type: ignore[return-value]
+
+
+def admit_all(many: Iterable[Metric]) -> None:
+    """Admit every series of ``many`` not yet known to this process, in one round trip (one
+    pipeline: the sender admits a batch's new series together before writing them). A
+    connection error propagates; a series whose admission met an error reply stays unknown,
+    and its own write admits it again (and meets the error there, as without this)."""
+    from .gather import gather_steps
+
+    new = [m for m in many if m.family is not None and answers.get(_answer_key(m)) is None]
+    if new:
+        drive(gather_steps([_admission_steps(m) for m in new]))
+
+
+def _answer_key(series: Metric) -> tuple[str, str]:
+    return catalogue_key(series.KIND), series.name
 
 
 def admit(series: M) -> M:

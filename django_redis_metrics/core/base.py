@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Self
 
 from ..conf import conf
+from ..exceptions import MetricDoesNotExist, MultipleMetricsReturned
 from . import catalogue
 from .drive import adrive, drive
 from .keys import metric_key
@@ -27,6 +28,9 @@ class Metric:
 
     KIND: ClassVar[str]
     LABEL: ClassVar[str]
+    #: Each model's own, given by its ``objects`` manager (``core/catalogue.py``), as Django's.
+    DoesNotExist: ClassVar[type[MetricDoesNotExist]]
+    MultipleObjectsReturned: ClassVar[type[MultipleMetricsReturned]]
     name: str
     #: The labels this metric is declared with (``labels=``); empty for a plain metric.
     label_names: tuple[str, ...] = ()

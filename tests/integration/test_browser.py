@@ -137,9 +137,17 @@ def sign_in(page: Any, base: str) -> None:
 
 
 def visit(page: Any, url: str, times: int) -> None:
-    """Requests counted by the demo's middleware (``hits:home`` for its home page)."""
+    """Requests counted by the demo's middleware (in the ``hits`` counter's series of the
+    page's view)."""
     for _ in range(times):
         assert page.request.get(url).ok
+
+
+def seed(times: int) -> None:
+    """Hits of the plain counter ``hits:home`` (a counter of the site's own, written as the
+    middleware wrote before labels), each written at once."""
+    for _ in range(times):
+        Counter("hits:home").incr()
 
 
 def shot(page: Any, name: str) -> None:
@@ -170,8 +178,8 @@ def payload(page: Any) -> Any:
 
 
 def test_live_counter_chart_in_the_site_zone_with_cursor_zoom_and_pause(demo: Any) -> None:
-    base, page = demo
-    visit(page, f"{base}/", 20)  # seeded just before the chart opens: in its newest seconds
+    _base, page = demo
+    seed(20)  # just before the chart opens: in its newest seconds
     page.get_by_role("link", name="Counters").click()
     page.get_by_role("link", name="hits:home", exact=True).click()
     page.get_by_role("link", name="1 s", exact=True).click()
@@ -211,10 +219,10 @@ def test_live_counter_chart_in_the_site_zone_with_cursor_zoom_and_pause(demo: An
     assert legend(page)[0].endswith("(so far)")
     shot(page, "counter-chart")
 
-    # New hits through the demo's own middleware: the chart refreshes, the cursor stays on it.
+    # New hits: the chart refreshes, the cursor stays on it.
     hover_point(page, 100)
     fetches = int(chart.get_attribute("data-fetches") or 0)
-    visit(page, f"{base}/", 7)
+    seed(7)
     wait_for_chart(page, f"Number({CHART}.dataset.total) === 27")
     page.wait_for_function(f"Number({CHART}.dataset.fetches) > {fetches}")
     assert chart.get_attribute("data-cursor-idx") == "100"
@@ -264,9 +272,9 @@ def test_live_counter_chart_in_the_site_zone_with_cursor_zoom_and_pause(demo: An
 def test_overlay_csv_export_and_dark_mode(demo: Any) -> None:
     base, page = demo
     now = time.time()
-    hits = Counter("hits:home")  # the demo middleware's counter, written here directly
+    hits = Counter("hits:home")
     hits.incr(5, when=now - 86400)
-    visit(page, f"{base}/", 3)
+    seed(3)
     page.goto(
         f"{base}/admin/django_redis_metrics/countermetric/chart/?name=hits:home&precision=3600"
     )
