@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from django_redis_metrics import Batch, UniqueBitmap
 from django_redis_metrics.bitmaps import bounds
 from django_redis_metrics.bitmaps import query as bitmap_query
+from django_redis_metrics.bitmaps.ids import id_kind_key
 from django_redis_metrics.core.admission import answers
 from django_redis_metrics.core.keys import catalogue_key
 from django_redis_metrics.core.labelling import OTHER, OVERFLOW_FIELD, split
@@ -27,7 +28,7 @@ from django_redis_metrics.sending import sender
 
 from ..asyncio_helpers import run
 from ..clock import moment
-from ..roundtrips import Rounds, RoundTrips
+from ..roundtrips import Rounds, RoundTrips, nodes_of
 from .test_bitmaps import ScriptSources
 
 PLANS = ("free", "pro", "team")
@@ -175,22 +176,24 @@ def test_a_bitmap_without_series_reads_in_one_round_trip(
     plain.mark(1, now)
     labelled.labels(plan="pro").mark(1, now)
     series = labelled.labels(plan="pro")
-    reads: list[Callable[[UniqueBitmap], object]] = [
-        lambda b: b.count("day", now),
-        lambda b: b.last(3).count(),
-        lambda b: b.contains(1, "week", now),
-        lambda b: 1 in b.between(now - 3 * DAY, now),
-        lambda b: b.cohort("day", now - 2 * DAY, 3),
+    # (read, whether it reads the PREFIX's kind of ids too: `in` and contains, in its slot)
+    reads: list[tuple[Callable[[UniqueBitmap], object], bool]] = [
+        (lambda b: b.count("day", now), False),
+        (lambda b: b.last(3).count(), False),
+        (lambda b: b.contains(1, "week", now), True),
+        (lambda b: 1 in b.between(now - 3 * DAY, now), True),
+        (lambda b: b.cohort("day", now - 2 * DAY, 3), False),
     ]
-    for read in reads:
-        read(plain)  # scripts loaded
+    for read, _ in reads:
+        read(plain), read(series)  # scripts loaded on their nodes
     trips, rounds = RoundTrips(monkeypatch), Rounds(monkeypatch)
-    for read in reads:
+    for read, ids in reads:
+        extra = [id_kind_key()] if ids else []
+        listed = nodes_of(backend.client, catalogue_key("bitmap"), plain.meta_key, *extra)
         assert rounds(lambda r=read: r(plain)) == 1
         assert rounds(lambda r=read: r(series)) == 1  # a series reads its own keys
-        if not backend.cluster:
-            assert trips(lambda r=read: r(plain)) == 1
-            assert trips(lambda r=read: r(series)) == 1
+        assert trips(lambda r=read: r(plain)) == listed  # its series listed on the way
+        assert trips(lambda r=read: r(series)) == nodes_of(backend.client, series.meta_key, *extra)
     if not backend.cluster:  # the series listed with the first read, theirs in one more
         assert trips(lambda: labelled.count("day", now)) == 2
         assert trips(lambda: labelled.last(3).count()) == 2

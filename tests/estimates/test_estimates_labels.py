@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from django_redis_metrics import Batch, UniqueEstimate
 from django_redis_metrics.core.admission import answers
+from django_redis_metrics.core.keys import catalogue_key
 from django_redis_metrics.core.periods import Day, get_zone
 from django_redis_metrics.estimates import unite as estimate_unite
 from django_redis_metrics.estimates.bounds import MAX_COUNT_KEYS
@@ -27,7 +28,7 @@ from django_redis_metrics.sending import sender
 
 from ..asyncio_helpers import run
 from ..clock import moment
-from ..roundtrips import Rounds, RoundTrips
+from ..roundtrips import Rounds, RoundTrips, nodes_of
 
 PLANS = ("free", "pro", "team")
 DAY = 86400
@@ -126,8 +127,9 @@ def test_an_estimate_without_series_counts_in_one_round_trip(
     for estimate in (plain, series):
         assert rounds(lambda e=estimate: e.count("day", now)) == 1
         assert rounds(lambda e=estimate: e.last(20).count()) == 1
-        if not backend.cluster:
-            assert trips(lambda e=estimate: e.count("day", now)) == 1
+    nodes = nodes_of(backend.client, catalogue_key("estimate"), plain.meta_key)
+    assert trips(lambda: plain.count("day", now)) == nodes  # its series listed on the way
+    assert trips(lambda: series.count("day", now)) == 1
     if not backend.cluster:  # the series listed with the first count, theirs in one more
         assert trips(lambda: labelled.count("day", now)) == 2
         assert trips(lambda: labelled.last(20).count()) == 2
