@@ -94,7 +94,7 @@ def populate(client: Any, bitmap: Any, days: list[Any], size: int) -> float:
 
 def run(server: Any, options: argparse.Namespace) -> None:
     from django_redis_metrics import UniqueBitmap, get_redis_connection
-    from django_redis_metrics.bitmaps.query import _copy_bitmap
+    from django_redis_metrics.bitmaps.unite import copy_bitmap as _copy_bitmap
     from django_redis_metrics.core.periods import Day, Month, Week
 
     client = get_redis_connection()

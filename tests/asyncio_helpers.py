@@ -61,3 +61,36 @@ class AsyncRoundTrips:
         before = self.calls
         await action()
         return self.calls - before
+
+
+class AsyncRounds:
+    """Counts the round trips of the async client as waits: a command sent after a reply was
+    read starts a new round, so a Redis Cluster pipeline sent to several nodes at once is one
+    round (one network latency), where :class:`AsyncRoundTrips` counts one per node."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls = 0
+        self._reading = True
+        send = AbstractConnection.send_packed_command
+        read = AbstractConnection.read_response
+
+        async def sending(conn: AbstractConnection, *args: Any, **kwargs: Any) -> Any:
+            if self._reading:
+                self.calls += 1
+                self._reading = False
+            return await send(conn, *args, **kwargs)
+
+        async def reading(conn: AbstractConnection, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return await read(conn, *args, **kwargs)
+            finally:
+                self._reading = True
+
+        monkeypatch.setattr(AbstractConnection, "send_packed_command", sending)
+        monkeypatch.setattr(AbstractConnection, "read_response", reading)
+
+    async def measure(self, action: Callable[[], Awaitable[Any]]) -> int:
+        """How many rounds ``await action()`` waits for."""
+        before, self._reading = self.calls, True
+        await action()
+        return self.calls - before

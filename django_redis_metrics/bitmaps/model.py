@@ -7,23 +7,26 @@ then whole ISO weeks, then days. User ids become bit offsets as ``ids.py`` says.
 
 On Redis Cluster each bitmap's keys share one hash tag, so a query over one bitmap is one script
 in one slot.
+
+A labelled bitmap (``labels=``) marks its series (``bitmap.labels(plan="pro").mark(user)``),
+each a bitmap of its own; its reads without ``labels()`` answer for the union of its series
+(``unite.py``).
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Sequence
 from datetime import date, timedelta, tzinfo
 from typing import ClassVar
 
 from ..core import catalogue, deferral
+from ..core.admission import aadmitted, admitted
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.cover import NoDayKeys, cover, cover_days
 from ..core.drive import adrive, drive
-from ..core.gather import pipelined_steps
-from ..core.keys import metric_key, temp_key, to_str
+from ..core.keys import metric_key, to_str
 from ..core.periodic import (
     DEFAULT_PERIODS,
     PeriodicMetric,
@@ -41,17 +44,18 @@ from ..core.periods import (
     get_zone,
     period_class,
 )
-from ..core.steps import Op, Script, Steps
+from ..core.steps import Op, Steps
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int, shown
 from . import query_plan
-from .ids import normalize_id, read_bits_steps
+from .cohort import cohort_steps
+from .ids import normalize_id
 from .keys import KIND
 from .marking import fast
 from .marking import plan as mark_plan
 from .marking import steps as mark_steps
 from .marking.plan import generation_ttl_ms as generation_ttl_ms  # the cleaner imports it from here
-from .query import MAX_SCRIPT_SOURCES, TEMP_TTL_MS, BitmapQuery, PeriodUnion, script
+from .query import BitmapQuery, PeriodUnion, contains_steps, evaluate, script
 from .retention import MAX_KEEP, period_bounds, retention
 
 #: Most periods of a retention table (``cohort``): its script calls grow as their square
@@ -109,6 +113,7 @@ class UniqueBitmap(PeriodicMetric):
 
     # Writing
 
+    @admitted
     def mark(
         self,
         user_id: object,
@@ -144,6 +149,7 @@ class UniqueBitmap(PeriodicMetric):
         else:
             run_calls(client, [call])
 
+    @admitted
     def mark_many(self, marks: Iterable[tuple[object, When]]) -> int:
         """Mark many ``(user_id, when)`` pairs, grouped by period; for imports and backfills.
 
@@ -157,6 +163,7 @@ class UniqueBitmap(PeriodicMetric):
         client = get_redis_connection()
         return drive(mark_steps.mark_many_steps(client, self, groups, kind, context), client)
 
+    @aadmitted
     async def amark(self, user_id: object, when: When = None) -> None:
         """``mark`` awaited: one atomic round trip (a first-seen str/UUID id on Redis Cluster
         costs one more). (``mark(defer=True)`` never waits on Redis and suits async views.)"""
@@ -172,7 +179,9 @@ class UniqueBitmap(PeriodicMetric):
         yield from calls_steps([call])
 
     def delete(self) -> None:
-        """Remove every period key of this bitmap and its catalogue entry (in bounded steps)."""
+        """Remove every period key of this bitmap and its catalogue entry (in bounded steps),
+        and its series."""
+        self.delete_series()
         client = get_redis_connection()
         for name in PERIOD_NAMES:
             index = self.index_key(name)
@@ -192,15 +201,24 @@ class UniqueBitmap(PeriodicMetric):
     # Reading
 
     def count(self, period: str | Period, when: When = None) -> int:
-        """Distinct users in the ``period`` ("hour", "day", "week", "month") holding ``when``."""
-        return drive(self._count_steps(period, when))
+        """Distinct users in the ``period`` ("hour", "day", "week", "month") holding ``when``:
+        one BITCOUNT; a labelled bitmap's counts the union of its series."""
+        client = get_redis_connection()
+        return drive(self._count_steps(client, period, when), client)
 
-    def _count_steps(self, period: str | Period, when: When) -> Steps[int]:
-        return int((yield Op("bitcount", self.key(self._period(period, when)))))
+    def _count_steps(self, client: AnyRedisClient, period: str | Period, when: When) -> Steps[int]:
+        union = self.query(period, when)
+        plain = self._own_count_steps(self.key(union.periods[0]))
+        return int((yield from evaluate(client, union, "count", plain)))
+
+    @staticmethod
+    def _own_count_steps(key: str) -> Steps[int]:
+        return int((yield Op("bitcount", key)))
 
     async def acount(self, period: str | Period, when: When = None) -> int:
         """``count`` awaited."""
-        return await adrive(self._count_steps(period, when))
+        client = get_async_connection()
+        return await adrive(self._count_steps(client, period, when), client)
 
     async def acontains(self, user_id: object, period: str | Period, when: When = None) -> bool:
         """``contains`` awaited."""
@@ -215,9 +233,8 @@ class UniqueBitmap(PeriodicMetric):
     def _contains_steps(
         self, client: AnyRedisClient, user_id: object, period: str | Period, when: When
     ) -> Steps[bool]:
-        key = self.key(self._period(period, when))
-        bits = yield from read_bits_steps(client, normalize_id(user_id), [[key]])
-        return bits is not None and bits[0]
+        union = self.query(period, when)
+        return (yield from contains_steps(client, union, normalize_id(user_id)))
 
     def query(self, period: str | Period, when: When = None) -> PeriodUnion:
         """The users of one period, as a query to combine with others."""
@@ -292,7 +309,8 @@ class UniqueBitmap(PeriodicMetric):
 
         ``start`` is any instant of the first period (default: ``periods - 1`` periods ago).
         A script call per row (per ``MAX_SCRIPT_SOURCES`` keys of a row), each BITOP AND +
-        BITCOUNT over a bounded number of keys, all sent in one pipelined round trip.
+        BITCOUNT over a bounded number of keys, all sent in one pipelined round trip (a
+        labelled bitmap's periods are united first: ``cohort.py``).
         """
         periods = positive_int(periods, "periods")
         if periods > MAX_COHORT_PERIODS:
@@ -305,13 +323,6 @@ class UniqueBitmap(PeriodicMetric):
             if start is not None
             else self._period(period).shift(-(periods - 1))
         )
-        keys = [self.key(first.shift(i)) for i in range(periods)]
-        token = uuid.uuid4().hex
-        calls = query_plan.cohort_calls(
-            keys, lambda n: temp_key(KIND, self.name, f"cohort:{token}:{n}"), MAX_SCRIPT_SOURCES
-        )
-        cohort = script("bitmap_cohort")
-
-        replies = drive(pipelined_steps([Script(cohort, keys, [TEMP_TTL_MS]) for _, keys in calls]))
-        rows = query_plan.cohort_rows(periods, calls, replies)
-        return rows
+        client = get_redis_connection()
+        chosen = [first.shift(i) for i in range(periods)]
+        return drive(cohort_steps(client, self, chosen), client)

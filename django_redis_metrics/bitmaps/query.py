@@ -8,6 +8,7 @@ union of periods that are over may be cached under a key stamped with the bitmap
 
 On Redis Cluster a query combining bitmaps copies each foreign operand into the first bitmap's
 slot (GET + SET PX, or DUMP/RESTORE for a sparse one; always with a TTL) and evaluates there.
+A leaf of a bitmap with series (a labelled one) reads their union too (``unite.py``).
 """
 
 from __future__ import annotations
@@ -15,48 +16,37 @@ from __future__ import annotations
 import hashlib
 import itertools
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any
 
 from redis.exceptions import ResponseError
 
 from ..conf import conf
 from ..core.aio import get_async_connection
-from ..core.connection import AnyRedisClient, RedisClient, get_redis_connection, is_cluster
+from ..core.base import Metric
+from ..core.connection import AnyRedisClient, get_redis_connection, is_cluster
 from ..core.drive import adrive, drive
 from ..core.keys import temp_key, to_str
 from ..core.periods import Period
 from ..core.scripts import STALE, ScriptLibrary, error_code
 from ..core.steps import Op, Script, Steps
+from ..core.uniting import with_union
 from ..core.validation import shown
-from .ids import normalize_id, read_bits, read_bits_steps
+from .bounds import MAX_SCRIPT_SOURCES as MAX_SCRIPT_SOURCES
+from .bounds import TEMP_TTL_MS as TEMP_TTL_MS
+from .bounds import validate_cache_ttl as validate_cache_ttl
+from .building import build_steps, scratch_keys, union_steps
+from .ids import normalize_id, read_bits_steps
 from .keys import KIND
+from .unite import Bitmap, United, copy_steps, unite_steps
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
-#: TTL of temporary BITOP results: they are deleted by the script that makes them, this is a net.
-TEMP_TTL_MS = 60_000
-#: At most this many source keys per script call ("nothing blocks Redis for long"): a query
-#: reading more is built in steps (``bitmap_union.lua``), its longest unions first.
-MAX_SCRIPT_SOURCES = 32
 #: Builds of a query whose prebuilt cached union went stale before it was read; the last one
 #: does not use the cache.
 BUILD_ATTEMPTS = 3
-
-
-class Bitmap(Protocol):
-    """What a query needs of a bitmap: its name, its period keys, its cache generation."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def gen_key(self) -> str: ...
-
-    def key(self, period: Period) -> str: ...
-
-    def period_keys(self, periods: tuple[Period, ...]) -> list[str]: ...
 
 
 class BitmapQuery:
@@ -84,23 +74,21 @@ class BitmapQuery:
     def count(self) -> int:
         """How many users are in the set (BITCOUNT of the result)."""
         client = get_redis_connection()
-        return int(drive(_evaluate(client, self, "count"), client))
+        return int(drive(evaluate(client, self, "count"), client))
 
     async def acount(self) -> int:
         """``count`` awaited."""
         client = get_async_connection()
-        return int(await adrive(_evaluate(client, self, "count"), client))
+        return int(await adrive(evaluate(client, self, "count"), client))
 
     def __contains__(self, user_id: object) -> bool:
-        bits = read_bits(get_redis_connection(), user_id, [leaf.keys for leaf in self.leaves()])
-        return bits is not None and _member(self, bits)
+        value, client = normalize_id(user_id), get_redis_connection()
+        return drive(contains_steps(client, self, value), client)
 
     async def acontains(self, user_id: object) -> bool:
         """``user_id in query`` awaited."""
         value, client = normalize_id(user_id), get_async_connection()
-        groups = [leaf.keys for leaf in self.leaves()]
-        bits = await adrive(read_bits_steps(client, value, groups), client)
-        return bits is not None and _member(self, bits)
+        return await adrive(contains_steps(client, self, value), client)
 
     def __bool__(self) -> bool:
         raise TypeError("A bitmap query has no truth value; use .count() or `user_id in query`.")
@@ -246,7 +234,7 @@ class _Program:
             raise TypeError(f"Not a bitmap query: {shown(node)}")
 
 
-def _run_program(node: BitmapQuery, home: str, mode: str, offset: int = 0) -> Steps[Any]:
+def _run_program(node: BitmapQuery, home: str, mode: str) -> Steps[Any]:
     """Evaluate ``node`` with ``bitmap_query.lua``, reading at most ``MAX_SCRIPT_SOURCES``
     source keys per script call: longer unions are built beforehand in bounded steps."""
     cache_ttl = max(conf.BITMAP_CACHE_TTL, 1) * 1000
@@ -254,7 +242,7 @@ def _run_program(node: BitmapQuery, home: str, mode: str, offset: int = 0) -> St
         staged, built = yield from _prebuild(node, use_cache=attempt < BUILD_ATTEMPTS - 1)
         program = _Program(home)
         program.emit(staged)
-        args = [TEMP_TTL_MS, cache_ttl, mode, offset, *program.code]
+        args = [TEMP_TTL_MS, cache_ttl, mode, 0, *program.code]
         try:
             return (yield Script(script("bitmap_query"), program.keys, args))
         except ResponseError as exc:
@@ -269,14 +257,14 @@ def _prebuild(node: BitmapQuery, *, use_cache: bool) -> Steps[tuple[BitmapQuery,
     """Build the longest unions of ``node`` beforehand until the rest reads at most
     ``MAX_SCRIPT_SOURCES`` keys; returns the new tree and the temporary keys built."""
     leaves = node.leaves()
-    total = sum(len(leaf.periods) for leaf in leaves)
+    total = sum(len(leaf.keys) for leaf in leaves)
     chosen: dict[int, PeriodUnion] = {}
-    for leaf in sorted(leaves, key=lambda u: len(u.periods), reverse=True):
-        if total <= MAX_SCRIPT_SOURCES or len(leaf.periods) < 2:
+    for leaf in sorted(leaves, key=lambda u: len(u.keys), reverse=True):
+        if total <= MAX_SCRIPT_SOURCES or len(leaf.keys) < 2:
             break
         if id(leaf) not in chosen:
             chosen[id(leaf)] = leaf
-            total -= sum(len(u.periods) - 1 for u in leaves if u is leaf)
+            total -= sum(len(u.keys) - 1 for u in leaves if u is leaf)
     if not chosen:
         return node, []
     built: dict[int, _Prebuilt] = {}
@@ -294,42 +282,80 @@ def _prebuild(node: BitmapQuery, *, use_cache: bool) -> Steps[tuple[BitmapQuery,
 
 
 def _build_union(union: PeriodUnion, *, use_cache: bool) -> Steps[_Prebuilt]:
-    """OR ``union``'s keys into a temporary key (with a TTL), ``MAX_SCRIPT_SOURCES`` keys per
-    script call; a cached union that is still valid is not built at all."""
-    keys = union.keys
+    """OR ``union``'s keys into a temporary key (with a TTL), in bounded steps; a cached union
+    that is still valid is not built at all (the union of series is never cached)."""
     temp = temp_key(KIND, union.bitmap.name, f"pre:{uuid.uuid4().hex}")
+    if isinstance(union.bitmap, United):
+        present = yield from build_steps(union.keys, temp)
+        return _Prebuilt(union, temp, False, "", "built" if present else "empty")
     cached = use_cache and union.cacheable and conf.BITMAP_CACHE_TTL > 0
-    generation, present = "", 0
-    for step, start in enumerate(range(0, len(keys), MAX_SCRIPT_SOURCES)):
-        check = (
-            [union.cache_key, union.stamp_key, union.bitmap.gen_key] if cached and not step else []
-        )
-        answer = yield Script(
-            script("bitmap_union"),
-            [temp, *check, *keys[start : start + MAX_SCRIPT_SOURCES]],
-            [TEMP_TTL_MS, int(step > 0), int(bool(check))],
-        )
-        if not step:
-            generation = to_str(answer[1])
-        if int(answer[0]) == 1:
-            return _Prebuilt(union, temp, cached, generation, "skip")
-        present += int(answer[2])
-    return _Prebuilt(union, temp, cached, generation, "built" if present else "empty")
+    check = [union.cache_key, union.stamp_key, union.bitmap.gen_key] if cached else []
+    generation, state = yield from union_steps(union.keys, temp, check)
+    return _Prebuilt(union, temp, cached, generation, state)
 
 
-def _evaluate(client: AnyRedisClient, query: BitmapQuery, mode: str, offset: int = 0) -> Steps[Any]:
-    """Evaluate ``query`` (on Redis Cluster, foreign operands copied into one slot first)."""
+def evaluate(
+    client: AnyRedisClient, query: BitmapQuery, mode: str, plain: Steps[Any] | None = None
+) -> Steps[Any]:
+    """Evaluate ``query``, the leaves of a bitmap with series over its series too (listed in
+    the first round trip: ``core/uniting.py``); ``plain``: its read when none has series."""
+    return (
+        yield from with_union(
+            _families(query),
+            plain or _evaluate(client, query, mode),
+            lambda found: _evaluate(client, _expand(query, found), mode),
+            scratch_keys,
+        )
+    )
+
+
+def contains_steps(client: AnyRedisClient, query: BitmapQuery, value: int | str) -> Steps[bool]:
+    """Whether the user of normalized id ``value`` is in ``query``: its bit in every leaf's
+    keys (the series' too), no BITOP."""
+
+    def bits(node: BitmapQuery) -> Steps[bool]:
+        found = yield from read_bits_steps(client, value, [leaf.keys for leaf in node.leaves()])
+        return found is not None and _member(node, found)
+
+    return (yield from with_union(_families(query), bits(query), lambda f: bits(_expand(query, f))))
+
+
+def _families(query: BitmapQuery) -> list[Metric]:
+    """The bitmaps of ``query``'s leaves that may have series."""
+    return [leaf.bitmap for leaf in query.leaves() if isinstance(leaf.bitmap, Metric)]
+
+
+def _expand(node: BitmapQuery, found: Sequence[Sequence[Any]]) -> BitmapQuery:
+    """``node``, its leaves of a bitmap with series ``found`` read over them too."""
+    series = {s[0].family.name: s for s in found if s and s[0].family is not None}
+
+    def expand(n: BitmapQuery) -> BitmapQuery:
+        if isinstance(n, Operation):
+            return Operation(n.op, expand(n.left), expand(n.right))
+        if isinstance(n, PeriodUnion) and n.bitmap.name in series:
+            united = United(n.bitmap, (n.bitmap, *series[n.bitmap.name]))
+            return PeriodUnion(united, n.periods, cacheable=False)
+        return n
+
+    return expand(node)
+
+
+def _evaluate(client: AnyRedisClient, query: BitmapQuery, mode: str) -> Steps[Any]:
+    """Evaluate ``query`` (on Redis Cluster, foreign operands and unions of series copied into
+    one slot first)."""
     leaves = query.leaves()
     home = leaves[0].bitmap.name
-    if is_cluster(client) and any(leaf.bitmap.name != home for leaf in leaves):
+    if is_cluster(client) and any(
+        leaf.bitmap.name != home or isinstance(leaf.bitmap, United) for leaf in leaves
+    ):
         copies: list[str] = []
         try:
             local = yield from _localize(query, home, copies)
-            return (yield from _run_program(local, home, mode, offset))
+            return (yield from _run_program(local, home, mode))
         finally:
             for key in copies:
                 yield Op("unlink", key)
-    return (yield from _run_program(query, home, mode, offset))
+    return (yield from _run_program(query, home, mode))
 
 
 def _localize(node: BitmapQuery, home: str, copies: list[str]) -> Steps[BitmapQuery]:
@@ -337,6 +363,11 @@ def _localize(node: BitmapQuery, home: str, copies: list[str]) -> Steps[BitmapQu
     if isinstance(node, Operation):
         left = yield from _localize(node.left, home, copies)
         return Operation(node.op, left, (yield from _localize(node.right, home, copies)))
+    if isinstance(node, PeriodUnion) and isinstance(node.bitmap, United):
+        united = temp_key(KIND, home, f"unite:{uuid.uuid4().hex}")
+        copies.append(united)
+        yield from unite_steps(node.bitmap, node.periods, united)
+        return _Copied(united)
     if not isinstance(node, PeriodUnion) or node.bitmap.name == home:
         return node
     stored = yield from _run_program(node, node.bitmap.name, "store")
@@ -344,33 +375,10 @@ def _localize(node: BitmapQuery, home: str, copies: list[str]) -> Steps[BitmapQu
     copies.append(target)
     if stored:
         source_key, bits, length = to_str(stored[0]), int(stored[1]), int(stored[2])
-        yield from _copy_steps(source_key, target, sparse=bits * 8 < length)
+        yield from copy_steps(source_key, target, sparse=bits * 8 < length)
         if source_key not in node.keys and source_key != node.cache_key:
             yield Op("unlink", source_key)  # the union's temporary result
     return _Copied(target)
-
-
-def _copy_bitmap(client: RedisClient, source: str, target: str, *, sparse: bool) -> None:
-    drive(_copy_steps(source, target, sparse=sparse), client)
-
-
-def _copy_steps(source: str, target: str, *, sparse: bool) -> Steps[None]:
-    """Copy ``source`` to ``target`` (another slot) with a TTL, through the client.
-
-    A sparse bitmap (under one set bit per 8 bytes, mostly zero bytes) goes as DUMP/RESTORE,
-    whose LZF compression shrinks it many times; a dense one as GET + SET PX, which skips the
-    compression attempt and the checksum (about 3x faster at 16 MB).
-    """
-    if sparse:
-        payload = yield Op("dump", source)
-        if payload is not None:
-            if not isinstance(payload, bytes):
-                raise TypeError("Copying a bitmap across slots needs a client returning bytes.")
-            yield Op("restore", target, TEMP_TTL_MS, payload, replace=True)
-        return
-    value = yield Op("get", source)
-    if value is not None:
-        yield Op("set", target, value, px=TEMP_TTL_MS)
 
 
 def _member(node: BitmapQuery, bits: list[bool]) -> bool:
@@ -386,10 +394,3 @@ def _member(node: BitmapQuery, bits: list[bool]) -> bool:
         raise TypeError(f"Not a bitmap query: {shown(n)}")
 
     return walk(node)
-
-
-def validate_cache_ttl(value: object) -> int:
-    """``BITMAP_CACHE_TTL``: seconds, 0 to disable the cache of past unions."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"must be a non-negative int number of seconds, not {shown(value)}.")
-    return value

@@ -5,6 +5,9 @@ write-time fan-out of ``UniqueBitmap.mark``), so the count of a period is one ``
 range is the ``PFCOUNT`` of the fewest period keys covering it. Each key takes at most about
 12 KB whatever the number of items, with a standard error of about 0.81 %; unlike a bitmap,
 an estimate cannot say whether an item is in it nor intersect two sets.
+
+A labelled estimate (``labels=``) adds to its series (``visitors.labels(plan="pro").add(s)``),
+each an estimate of its own; its counts without ``labels()`` answer for the union of its series.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from datetime import date, tzinfo
 from typing import ClassVar
 
 from ..core import catalogue, deferral
+from ..core.admission import aadmitted, admitted
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
-from ..core.connection import get_redis_connection
+from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.cover import cover_days
 from ..core.drive import adrive, drive
 from ..core.keys import catalogue_key, metric_key, to_str
@@ -54,6 +58,11 @@ DROP_BATCH = 500
 _last_periods: dict[tuple[str, tzinfo, int], tuple[Period, int, float]] = {}
 
 
+def _pfcount(key: str) -> Steps[int]:
+    # Through execute_command: redis-py's cluster pipeline refuses its pfcount().
+    return int((yield Op("execute_command", "PFCOUNT", key)))
+
+
 def _bounded(name: str, timestamp: float, zone: tzinfo, keep: int) -> tuple[Period, int, float]:
     """The ``name`` period holding ``timestamp`` with ``period_bounds`` of it, reusing the last
     answer while ``timestamp`` still falls inside that period (exact: it knows its bounds)."""
@@ -81,6 +90,7 @@ class UniqueEstimate(PeriodicMetric):
 
     # Writing
 
+    @admitted
     def add(
         self,
         item: object,
@@ -101,7 +111,8 @@ class UniqueEstimate(PeriodicMetric):
         if batch is not None and not isinstance(batch, Batch):
             raise TypeError(f"batch must be a Batch, not {type(batch).__name__}: {shown(batch)}.")
         if deferral.check_defer(defer, batch):
-            deferral.sink().write(self.name, lambda later: self._add(text, timestamp, later))
+            # Through add(): a series is admitted where the write is sent (the sender's thread).
+            deferral.sink().write(self.name, lambda later: self.add(text, timestamp, batch=later))
             return
         self._add(text, timestamp, batch)
 
@@ -138,6 +149,7 @@ class UniqueEstimate(PeriodicMetric):
             args += [period.suffix, int(period.start_ts), expires, int(oldest)]
         return ScriptCall(script("estimate_add"), keys, args, self._listing_steps)
 
+    @aadmitted
     async def aadd(self, item: object, when: When = None) -> None:
         """``add`` awaited: one atomic round trip. (``add(defer=True)`` never waits on Redis
         either, and suits async views as well.)"""
@@ -149,7 +161,9 @@ class UniqueEstimate(PeriodicMetric):
         yield from calls_steps([self._add_call(text, timestamp, inline)])
 
     def delete(self) -> None:
-        """Remove every period key of this estimate and its catalogue entry (in bounded steps)."""
+        """Remove every period key of this estimate and its catalogue entry (in bounded steps),
+        and its series."""
+        self.delete_series()
         client = get_redis_connection()
         for name in PERIOD_NAMES:
             index = self.index_key(name)
@@ -170,15 +184,20 @@ class UniqueEstimate(PeriodicMetric):
 
     def count(self, period: str | Period, when: When = None) -> int:
         """Distinct items (an estimate) in the ``period`` ("hour", "day", "week", "month")
-        holding ``when`` (default: now): one ``PFCOUNT``."""
-        return drive(self._count_steps(period, when))
+        holding ``when`` (default: now): one ``PFCOUNT``; a labelled estimate's counts the
+        union of its series."""
+        client = get_redis_connection()
+        return drive(self._count_steps(client, period, when), client)
 
     async def acount(self, period: str | Period, when: When = None) -> int:
         """``count`` awaited: one ``PFCOUNT``."""
-        return await adrive(self._count_steps(period, when))
+        client = get_async_connection()
+        return await adrive(self._count_steps(client, period, when), client)
 
-    def _count_steps(self, period: str | Period, when: When) -> Steps[int]:
-        return int((yield Op("pfcount", self.key(self._period(period, when)))))
+    def _count_steps(self, client: AnyRedisClient, period: str | Period, when: When) -> Steps[int]:
+        chosen = self._period(period, when)
+        key = self.key(chosen)
+        return (yield from EstimateQuery(self, (chosen,)).count_steps(client, _pfcount(key)))
 
     def between(self, start: When | date, end: When | date) -> EstimateQuery:
         """Items added on any day from ``start``'s day to ``end``'s day (inclusive); ``start``
