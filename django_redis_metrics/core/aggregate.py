@@ -63,9 +63,10 @@ def with_series(
     else:
         ops = list(first.ops) if isinstance(first, Pipe) else [first]
         replies = yield from pipelined_steps([listing, *ops])
-        members = _raised(replies[0])
+        members = raised_reply(replies[0])
         reply: Any = replies[1:] if isinstance(first, Pipe) else replies[1]
-        result = yield from _resume(own, reply, isinstance(first, Pipe) and first.raise_on_error)
+        raising = isinstance(first, Pipe) and first.raise_on_error
+        result = yield from resume_steps(own, reply, raising)
     if not members:
         return result  # type: ignore[no-any-return]
     series = [_series(metric, to_str(member)) for member in members]
@@ -76,13 +77,13 @@ def with_series(
     return combine(result, answers)
 
 
-def _raised(reply: Any) -> Any:
+def raised_reply(reply: Any) -> Any:
     if isinstance(reply, Exception):
         raise as_refusal(reply)
     return reply
 
 
-def _resume(steps: Steps[T], reply: Any, raise_on_error: bool) -> Steps[T]:
+def resume_steps(steps: Steps[T], reply: Any, raise_on_error: bool) -> Steps[T]:
     """Go on with ``steps`` from the reply to its first request (given in place)."""
     if isinstance(reply, list):
         error = (

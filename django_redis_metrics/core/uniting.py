@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..conf import conf
-from .aggregate import _raised, _resume
+from .aggregate import raised_reply, resume_steps
 from .gather import pipelined_steps
 from .keys import TEMP, catalogue_key, to_str
 from .labelling import series_range, split
@@ -65,14 +65,14 @@ def with_union(
     listings = [Op("zrangebylex", catalogue_key(m.KIND), *series_range(m.name)) for m in listed]
     replies = yield from pipelined_steps([*listings, *ops])
     found = {
-        metric.name: [_series(metric, to_str(member)) for member in _raised(reply)]
+        metric.name: [_series(metric, to_str(member)) for member in raised_reply(reply)]
         for metric, reply in zip(listed, replies[: len(listings)], strict=True)
     }
     if not any(found.values()):
         rest = replies[len(listings) :]
         reply: Any = rest if isinstance(first, Pipe) else rest[0]
         raising = isinstance(first, Pipe) and first.raise_on_error
-        return (yield from _resume(plain, reply, raising))
+        return (yield from resume_steps(plain, reply, raising))
     finish(plain)
     leftovers = scratch(first)
     if leftovers:  # one UNLINK each: on Redis Cluster they may lie in several slots
