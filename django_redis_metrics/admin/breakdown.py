@@ -28,7 +28,7 @@ from django.http import Http404, HttpRequest, QueryDict
 from ..core.base import Metric
 from ..core.drive import drive, gather
 from ..core.keys import catalogue_key, metric_key, to_str
-from ..core.labelling import series_range, split
+from ..core.labelling import OTHER, OVERFLOW_FIELD, series_range, split
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, Steps
 
@@ -192,7 +192,18 @@ def read(
             "Filter by a label's value to see the others."
         )
         chosen_series = chosen_series[:limit]
-    answers = gather([_hmget(series.key(int(key)), fields) for _, series in chosen_series])
+    reads = [_hmget(series.key(int(key)), fields) for _, series in chosen_series]
+    full = any(split(name).other for name in names)
+    if full:  # how many label sets the cap sent to __other__, read in the same round
+        reads.append(_hget(metric.other_series().meta_key, OVERFLOW_FIELD))
+    answers = gather(reads)
+    if full:
+        overflow = answers.pop()
+        refused = 0 if isinstance(overflow, Exception) or overflow is None else int(overflow)
+        notes.append(
+            f"This metric reached its max_series: {refused:,} more label sets were written to "
+            f"its {OTHER} series (each counted once per process)."
+        )
     groups: dict[str, list[list[Any]]] = {}
     rest: list[list[Any]] = []
     for (value, _), texts in zip(chosen_series, answers, strict=True):
@@ -203,6 +214,10 @@ def read(
         else:
             groups.setdefault(value, []).append(texts)
     return Found(choice, groups, rest, len(names), matched, notes)
+
+
+def _hget(key: str, field: str) -> Steps[Any]:
+    return (yield Op("hget", key, field))
 
 
 def _hmget(key: str, fields: list[int]) -> Steps[list[Any]]:

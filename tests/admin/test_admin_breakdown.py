@@ -290,3 +290,18 @@ def test_the_series_read_are_bounded(
     assert "5 series match: the breakdown reads the first 3 by name" in page.content.decode()
     narrowed = staff.get(chart_url() + "?name=pages&precision=60&path=/p4")
     assert narrowed.context["payload"]["total"] == 1
+
+
+def test_a_full_metric_says_how_many_label_sets_went_to_other(staff: Any, frozen: float) -> None:
+    from django_redis_metrics.core.admission import answers
+
+    answers.clear()
+    pages = Counter("paths", labels=("path",), precisions=[60], max_series=2)
+    for i in range(5):
+        pages.labels(path=f"/p{i}").incr(when=frozen)
+    page = staff.get(chart_url() + "?name=paths&precision=60")
+    assert page.context["payload"]["total"] == 5
+    text = page.content.decode()
+    assert "reached its max_series: 3 more label sets were written to its __other__" in text
+    plain = staff.get(chart_url() + "?name=hits&precision=60")
+    assert "max_series" not in plain.content.decode()
