@@ -19,12 +19,14 @@ import logging
 import re
 from collections.abc import Iterable
 
+from ..conf import conf
+
 logger = logging.getLogger("django_redis_metrics.exposition")
 
 _INVALID = re.compile(r"[^a-zA-Z0-9_]")
 #: Most left-out metrics remembered as already logged (the set is emptied past it).
 _LOGGED_MAX = 10_000
-_logged: set[tuple[str, str]] = set()
+_logged: set[tuple[str, str, str]] = set()
 
 
 def sanitise(name: str) -> str:
@@ -58,7 +60,7 @@ class Claims:
 
 def left_out(kind: str, metric: str, family: str) -> None:
     """Log (once per process) that ``metric`` was left out: its ``family`` name is taken."""
-    key = (kind, metric)
+    key = (conf.PREFIX, kind, metric)
     if key in _logged:
         return
     if len(_logged) >= _LOGGED_MAX:

@@ -8,18 +8,19 @@ per-slice histograms would not do: their slices are trimmed, which Prometheus wo
 counter resets.
 
 Each bucket holding values is exposed with its bounds (``histogram.py``: the magnitudes
-``(g^(k-1), g^k]``, ``g = 2^(1/8)``): ``le`` at its upper bound, and at its lower bound too
-when the bucket below it holds nothing, so ``histogram_quantile``'s linear interpolation never
-spans more than one bucket. The quantile it gives lies in the bucket holding the exact one,
-within :data:`QUANTILE_ERROR` (``g - 1``, 9.05 %) of it; ``Statistic.percentile`` estimates
-at the bucket's geometric middle, within 4.33 %. ``+Inf`` and ``_count`` are every value
-recorded (values recorded before the lifetime histogram existed, or in a bucket past the
-``LIFETIME_BUCKETS`` kept, count only there).
+``(g^(k-1), g^k]``, ``g = 2^(1/8)``), lower and upper, so ``histogram_quantile``'s linear
+interpolation never spans more than one bucket; and every series of a metric with the bounds
+of all of them, so that ``sum by (le)`` over its series adds like with like. The quantile it
+gives lies in the bucket holding the exact one, within :data:`QUANTILE_ERROR` (``g - 1``,
+9.05 %) of it; ``Statistic.percentile`` estimates at the bucket's geometric middle, within
+4.33 %. ``+Inf`` and ``_count`` are every value recorded (values recorded before the lifetime
+histogram existed, or in a bucket past the ``LIFETIME_BUCKETS`` kept, count only there).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client.utils import floatToGoString
@@ -50,8 +51,10 @@ def statistic_families() -> Steps[list[Draft]]:
             f"Statistic {name!r}: every value recorded since it was first written, in "
             f"log-scale buckets (histogram_quantile within {QUANTILE_ERROR:.2%}).",
         )
-        for labels, meta in series.items:
-            draft.samples += histogram_samples(renamed(labels, "le"), meta)
+        lifetimes = [(renamed(labels, "le"), Lifetime.of(meta)) for labels, meta in series.items]
+        edges = sorted({edge for _, lifetime in lifetimes for edge in lifetime.bounds})
+        for labels, lifetime in lifetimes:
+            draft.samples += lifetime.samples(labels, edges)
         drafts.append(draft)
     return drafts
 
@@ -65,31 +68,48 @@ def bounds(index: int) -> tuple[float, float]:
     return (low, high) if index > 0 else (-high, -low)
 
 
-def histogram_samples(labels: dict[str, str], meta: Mapping[Any, Any]) -> list[Sample]:
-    """``_bucket`` (cumulative, with ``le``), ``_count`` and ``_sum`` of one series, from its
-    meta hash."""
-    fields = {to_str(k): v for k, v in meta.items()}
-    count = int(to_str(fields.get("n", b"0")))
-    total = float(to_str(fields.get("s", b"0")))
-    buckets = sorted(
-        (int(field[1:]), int(value))
-        for field, value in fields.items()
-        if field[:1] == "b" and field != "bn"
-    )
-    samples: list[Sample] = []
-    seen, last = 0, None
-    for index, number in buckets:
-        low, high = bounds(index)
-        if index != 0 and low != last:
-            samples.append(("_bucket", {**labels, "le": le(low)}, seen))
-        seen += number
-        samples.append(("_bucket", {**labels, "le": le(high)}, seen))
-        last = high
-    count = max(count, seen)
-    samples.append(("_bucket", {**labels, "le": "+Inf"}, count))
-    samples.append(("_count", labels, count))
-    samples.append(("_sum", labels, total))
-    return samples
+@dataclass(frozen=True)
+class Lifetime:
+    """A series' lifetime histogram as its meta hash holds it."""
+
+    count: int
+    total: float
+    #: ``(upper bound, values)`` of each bucket holding values, sorted.
+    buckets: list[tuple[float, int]]
+    #: The bounds of those buckets: upper, and lower too.
+    bounds: list[float]
+
+    @classmethod
+    def of(cls, meta: Mapping[Any, Any]) -> Lifetime:
+        fields = {to_str(k): v for k, v in meta.items()}
+        indexes = sorted(
+            (int(field[1:]), int(value))
+            for field, value in fields.items()
+            if field[:1] == "b" and field != "bn"
+        )
+        edges = [bounds(index) for index, _ in indexes]
+        return cls(
+            int(to_str(fields.get("n", b"0"))),
+            float(to_str(fields.get("s", b"0"))),
+            [(high, number) for (_, high), (_, number) in zip(edges, indexes, strict=True)],
+            [edge for pair in edges for edge in pair],
+        )
+
+    def samples(self, labels: dict[str, str], edges: list[float]) -> list[Sample]:
+        """``_bucket`` at each of ``edges`` (the bounds of every series of the metric, so
+        that ``sum by (le)`` adds like with like), ``+Inf``, ``_count`` and ``_sum``."""
+        samples: list[Sample] = []
+        seen, at, buckets = 0, 0, self.buckets
+        for edge in edges:
+            while at < len(buckets) and buckets[at][0] <= edge:
+                seen += buckets[at][1]
+                at += 1
+            samples.append(("_bucket", {**labels, "le": le(edge)}, seen))
+        count = max(self.count, seen)
+        samples.append(("_bucket", {**labels, "le": "+Inf"}, count))
+        samples.append(("_count", labels, count))
+        samples.append(("_sum", labels, self.total))
+        return samples
 
 
 def le(bound: float) -> str:
