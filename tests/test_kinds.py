@@ -133,7 +133,9 @@ def clean_toys(
 
 def toy_families() -> Steps[list[Draft]]:
     value = yield Op("get", Toy("kept").key)
-    return [Draft("toy_value", Toy.KIND, "gauge", "The toy's number.", [("", {}, float(value))])]
+    draft = Draft("toy_value", Toy.KIND, "gauge", "The toy's number.")
+    draft.add("", {}, float(value))
+    return [draft]
 
 
 @pytest.fixture

@@ -3,16 +3,15 @@ total (the net sum of its increments since it was first written, never trimmed).
 
 from __future__ import annotations
 
-from ..core.steps import Op, Pipe, Steps
-from ..exposition.families import Draft, catalogue_steps, meta_keys, metrics
+from ..core.steps import Steps
+from ..exposition.families import Draft, catalogue_steps, meta_steps, metrics
 from .keys import KIND
 from .model import LIFETIME_FIELD
 
 
 def counter_families() -> Steps[list[Draft]]:
     members = yield from catalogue_steps(KIND)
-    reads = [Op("hget", key, LIFETIME_FIELD) for key in meta_keys(KIND, members)]
-    answers = (yield Pipe(reads, raise_on_error=False)) if reads else []
+    answers = yield from meta_steps(KIND, members, LIFETIME_FIELD)
     drafts = []
     for name, series in metrics(members, answers):
         draft = Draft(
@@ -21,6 +20,8 @@ def counter_families() -> Steps[list[Draft]]:
             "counter",
             f"Counter {name!r}: the net sum of its increments since it was first written.",
         )
-        draft.samples = [("_total", labels, int(answer)) for labels, answer in series.items]
+        draft.suffixes = ["_total"] * len(series.labels)
+        draft.labels = series.labels
+        draft.values = [int(answer) for answer in series.answers]
         drafts.append(draft)
     return drafts

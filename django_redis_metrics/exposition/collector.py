@@ -56,6 +56,9 @@ def build(draft: Draft, namespace: str, claims: Claims) -> Metric | None:
         left_out(draft.kind, draft.metric, name)
         return None
     family = Metric(name, draft.documentation, draft.type)
-    samples = draft.samples
-    family.samples = [Sample(name + suffix, labels, value) for suffix, labels, value in samples]
+    names = {suffix: name + suffix for suffix in set(draft.suffixes)}
+    family.samples = [
+        Sample(names[suffix], labels, value)
+        for suffix, labels, value in zip(draft.suffixes, draft.labels, draft.values, strict=True)
+    ]
     return family

@@ -9,7 +9,7 @@ from ..core.keys import metric_key, to_str
 from ..core.periodic import DEFAULT_PERIODS
 from ..core.periods import PERIOD_NAMES, period_class
 from ..core.steps import Op, Pipe, Steps
-from .families import Draft, catalogue_steps, meta_keys, metrics, renamed
+from .families import Draft, catalogue_steps, meta_steps, metrics, renamed
 
 #: The label a periodic family adds; a metric's own label of that name is exported_period.
 PERIOD = "period"
@@ -21,8 +21,7 @@ def periodic_families(
     """The drafts of ``kind``: its catalogue, each series' periods (its meta hash), then
     ``count(key)`` of the current period of each (three round trips in all, pipelined)."""
     members = yield from catalogue_steps(kind)
-    reads = [Op("hget", key, "periods") for key in meta_keys(kind, members)]
-    stored = (yield Pipe(reads, raise_on_error=False)) if reads else []
+    stored = yield from meta_steps(kind, members, "periods")
     current = {name: period_class(name).containing(None).suffix for name in PERIOD_NAMES}
     wanted: list[tuple[str, str]] = []
     for member, periods in zip(members, stored, strict=True):
@@ -40,9 +39,10 @@ def periodic_families(
     drafts = []
     for name, series in metrics(listed, [by_member[m] for m in listed]):
         draft = Draft(name, kind, "gauge", documentation.format(name=name))
-        for labels, periods in series.items:
+        for labels, periods in zip(series.labels, series.answers, strict=True):
             own = renamed(labels, PERIOD)
-            draft.samples += [("", {**own, PERIOD: p}, n) for p, n in periods]
+            for period, users in periods:
+                draft.add("", {**own, PERIOD: period}, users)
         drafts.append(draft)
     return drafts
 

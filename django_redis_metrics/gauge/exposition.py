@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from ..core.keys import to_str
-from ..core.steps import Op, Pipe, Steps
-from ..exposition.families import Draft, catalogue_steps, meta_keys, metrics
+from ..core.steps import Steps
+from ..exposition.families import Draft, catalogue_steps, meta_steps, metrics
 from .keys import KIND
 from .model import LATEST
 
 
 def gauge_families() -> Steps[list[Draft]]:
     members = yield from catalogue_steps(KIND)
-    reads = [Op("hget", key, LATEST) for key in meta_keys(KIND, members)]
-    answers = (yield Pipe(reads, raise_on_error=False)) if reads else []
+    answers = yield from meta_steps(KIND, members, LATEST)
     drafts = []
     for name, series in metrics(members, answers):
         draft = Draft(name, KIND, "gauge", f"Gauge {name!r}: the latest value set.")
-        draft.samples = [("", labels, latest(answer)) for labels, answer in series.items]
+        draft.suffixes = [""] * len(series.labels)
+        draft.labels = series.labels
+        draft.values = [latest(answer) for answer in series.answers]
         drafts.append(draft)
     return drafts
 

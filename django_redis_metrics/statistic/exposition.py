@@ -26,8 +26,8 @@ from typing import Any
 from prometheus_client.utils import floatToGoString
 
 from ..core.keys import to_str
-from ..core.steps import Op, Pipe, Steps
-from ..exposition.families import Draft, Sample, catalogue_steps, meta_keys, metrics, renamed
+from ..core.steps import Steps
+from ..exposition.families import Draft, catalogue_steps, meta_steps, metrics, renamed
 from .histogram import GAMMA, OFFSET, PER_DOUBLING
 from .keys import KIND
 
@@ -40,10 +40,9 @@ QUANTILE_ERROR = GAMMA - 1
 
 def statistic_families() -> Steps[list[Draft]]:
     members = yield from catalogue_steps(KIND)
-    reads = [Op("hgetall", key) for key in meta_keys(KIND, members)]
-    answers = (yield Pipe(reads, raise_on_error=False)) if reads else []
+    answers = yield from meta_steps(KIND, members, None)
     drafts = []
-    for name, series in metrics(members, [meta or None for meta in answers]):
+    for name, series in metrics(members, answers):
         draft = Draft(
             name,
             KIND,
@@ -51,10 +50,13 @@ def statistic_families() -> Steps[list[Draft]]:
             f"Statistic {name!r}: every value recorded since it was first written, in "
             f"log-scale buckets (histogram_quantile within {QUANTILE_ERROR:.2%}).",
         )
-        lifetimes = [(renamed(labels, "le"), Lifetime.of(meta)) for labels, meta in series.items]
+        lifetimes = [
+            (renamed(labels, "le"), Lifetime.of(meta))
+            for labels, meta in zip(series.labels, series.answers, strict=True)
+        ]
         edges = sorted({edge for _, lifetime in lifetimes for edge in lifetime.bounds})
         for labels, lifetime in lifetimes:
-            draft.samples += lifetime.samples(labels, edges)
+            lifetime.add_to(draft, labels, edges)
         drafts.append(draft)
     return drafts
 
@@ -95,21 +97,19 @@ class Lifetime:
             [edge for pair in edges for edge in pair],
         )
 
-    def samples(self, labels: dict[str, str], edges: list[float]) -> list[Sample]:
+    def add_to(self, draft: Draft, labels: dict[str, str], edges: list[float]) -> None:
         """``_bucket`` at each of ``edges`` (the bounds of every series of the metric, so
         that ``sum by (le)`` adds like with like), ``+Inf``, ``_count`` and ``_sum``."""
-        samples: list[Sample] = []
         seen, at, buckets = 0, 0, self.buckets
         for edge in edges:
             while at < len(buckets) and buckets[at][0] <= edge:
                 seen += buckets[at][1]
                 at += 1
-            samples.append(("_bucket", {**labels, "le": le(edge)}, seen))
+            draft.add("_bucket", {**labels, "le": le(edge)}, seen)
         count = max(self.count, seen)
-        samples.append(("_bucket", {**labels, "le": "+Inf"}, count))
-        samples.append(("_count", labels, count))
-        samples.append(("_sum", labels, self.total))
-        return samples
+        draft.add("_bucket", {**labels, "le": "+Inf"}, count)
+        draft.add("_count", labels, count)
+        draft.add("_sum", labels, self.total)
 
 
 def le(bound: float) -> str:

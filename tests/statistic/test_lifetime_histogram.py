@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django_redis_metrics import Statistic, get_redis_connection
+from django_redis_metrics.exposition.families import Draft
 from django_redis_metrics.statistic.exposition import LIFETIME_BUCKETS, Lifetime
 from django_redis_metrics.statistic.histogram import bucket
 
@@ -43,7 +44,9 @@ def test_buckets_past_the_bound_count_only_in_the_totals(backend: Any) -> None:
     assert sorted(kept) == sorted(bucket(v) for v in values[:LIFETIME_BUCKETS])
     assert kept[bucket(values[0])] == 2
     found = Lifetime.of(get_redis_connection().hgetall(spread.meta_key))
-    samples = found.samples({}, found.bounds)
+    draft = Draft("spread", "statistic", "histogram", "")
+    found.add_to(draft, {}, found.bounds)
+    samples = list(zip(draft.suffixes, draft.labels, draft.values, strict=True))
     assert samples[-3] == ("_bucket", {"le": "+Inf"}, len(values) + 1)
     finite = [n for suffix, labels, n in samples if suffix == "_bucket" and labels["le"] != "+Inf"]
     assert max(finite) == LIFETIME_BUCKETS + 1

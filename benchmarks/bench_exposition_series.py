@@ -1,0 +1,116 @@
+"""The Prometheus exposition at 1,000, 10,000 and 100,000 series, against the raw floor
+measured in the same run on the same server, and against the exposition of an earlier
+version (``--baseline``, by default main before one family per metric) on the same data.
+
+    python benchmarks/bench_exposition_series.py [--sizes 1000 10000 100000] [--repeats 3]
+
+The series are counters' (the floor is defined on them): labelled counters of 1,000 series
+each (``view`` x ``status``), every series written once. The floor is what no exposition can
+avoid: one ``ZRANGE`` of the catalogue and a pipelined ``HGET`` of each series' lifetime total
+(1,000 a pipeline), decoded, with raw redis-py. The exposition is the endpoint's work without
+HTTP: ``generate_latest`` over the collector, text rendering by ``prometheus_client`` included.
+Best of ``--repeats`` runs each (the baseline once at 100,000: it takes seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from common import baseline_tree, best_of, configure, run_worker, start, use_tree
+
+#: main before one family per metric (issue "Dimensions"): what "today" means here.
+BASELINE = "2dc8057"
+PER_METRIC = 1_000
+STATUSES = ("2xx", "3xx", "4xx", "5xx")
+
+
+def populate(size: int) -> None:
+    from django_redis_metrics import Batch, Counter
+
+    for first in range(0, size, PER_METRIC):
+        hits = Counter(f"hits{first // PER_METRIC}", labels=("view", "status"))
+        with Batch() as batch:
+            for index in range(first, min(first + PER_METRIC, size)):
+                pairs = (("view", f"view{index // 4}"), ("status", STATUSES[index % 4]))
+                hits.series_for(pairs).incr(index % 7 + 1, batch=batch)
+
+
+def floor() -> int:
+    """The raw floor: the catalogue, then every series' total, pipelined."""
+    from django_redis_metrics import get_redis_connection
+    from django_redis_metrics.core.keys import catalogue_key, metric_key
+
+    client = get_redis_connection()
+    members = [m.decode() for m in client.zrange(catalogue_key("counter"), 0, -1)]
+    totals = []
+    for start_ in range(0, len(members), 1000):
+        pipe = client.pipeline(transaction=False)
+        for member in members[start_ : start_ + 1000]:
+            pipe.hget(metric_key("counter", member, "meta"), "t")
+        totals += [int(value) for value in pipe.execute()]
+    return len(totals)
+
+
+def exposition() -> int:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from django_redis_metrics.exposition.collector import MetricsCollector
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(MetricsCollector())
+    return len(generate_latest(registry))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--baseline", default=BASELINE, help="git ref of 'today'")
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--prefix", help=argparse.SUPPRESS)
+    parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.worker:  # a baseline run: the earlier package, the same server and data
+        use_tree(options.worker)
+        configure(options.url, options.prefix)
+        repeats = 1 if options.size >= 100_000 else options.repeats
+        print(json.dumps(best_of(repeats, exposition)))
+        return
+    server = start()
+    tree = None if options.no_baseline else baseline_tree(options.baseline)
+    rows = []
+    try:
+        for size in options.sizes:
+            prefix = f"bench{size}"
+            configure(server.url, prefix)
+            populate(size)
+            assert floor() == size
+            raw = best_of(options.repeats, floor)
+            ours = best_of(options.repeats, exposition)
+            then = float("nan")
+            if tree is not None:
+                then = run_worker(
+                    Path(__file__),
+                    tree,
+                    f"--url={server.url}",
+                    f"--prefix={prefix}",
+                    f"--size={size}",
+                    f"--repeats={options.repeats}",
+                )
+            rows.append((size, raw, ours, then))
+    finally:
+        server.cleanup()
+    print(f"Prometheus exposition of N counter series (best of {options.repeats}), seconds:")
+    print(
+        f"{'series':>8} {'floor':>8} {'now':>8} {'now/floor':>10} {'today':>8} {'today/floor':>12}"
+    )
+    for size, raw, ours, then in rows:
+        print(f"{size:8,} {raw:8.3f} {ours:8.3f} {ours / raw:10.2f} {then:8.3f} {then / raw:12.2f}")
+
+
+if __name__ == "__main__":
+    main()
