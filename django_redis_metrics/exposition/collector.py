@@ -40,23 +40,25 @@ class MetricsCollector(Collector):
 
     def _families(self, drafts: Iterable[Draft], claims: Claims) -> Iterator[Metric]:
         """One kind's families, named in a stable order (``names.py``)."""
-        for draft in sorted(drafts, key=lambda d: (sanitise(d.metric) != d.metric, d.metric)):
-            family = build(draft, self.namespace, claims)
+        keyed = [(sanitise(draft.metric), draft) for draft in drafts]
+        keyed.sort(key=lambda pair: (pair[0] != pair[1].metric, pair[1].metric))
+        for clean, draft in keyed:
+            family = build(draft, family_name(self.namespace, clean), claims)
             if family is not None:
                 yield family
 
 
-def build(draft: Draft, namespace: str, claims: Claims) -> Metric | None:
-    """The family of ``draft`` under its metric's sanitised name, or ``None`` (logged) when
-    that name or one of its sample names is already claimed."""
-    name = family_name(namespace, draft.metric)
+def build(draft: Draft, name: str, claims: Claims) -> Metric | None:
+    """The family of ``draft`` under ``name`` (its metric's, sanitised), or ``None`` (logged)
+    when that name or one of its sample names is already claimed."""
     if draft.type == "counter" and name.endswith("_total"):
         name = name[: -len("_total")]  # as prometheus_client names a counter family
     if not claims.claim([name, *(name + suffix for suffix in SUFFIXES[draft.type])]):
         left_out(draft.kind, draft.metric, name)
         return None
     family = Metric(name, draft.documentation, draft.type)
-    names = {suffix: name + suffix for suffix in set(draft.suffixes)}
+    kinds = set(draft.suffixes) if len(draft.suffixes) > 1 else draft.suffixes
+    names = {suffix: name + suffix for suffix in kinds}
     family.samples = [
         Sample(names[suffix], labels, value)
         for suffix, labels, value in zip(draft.suffixes, draft.labels, draft.values, strict=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 from ..conf import conf
 
@@ -34,10 +34,10 @@ def sanitise(name: str) -> str:
     return _INVALID.sub("_", name)
 
 
-def family_name(namespace: str, name: str) -> str:
-    """The Prometheus family name of metric ``name``: ``<namespace>_<name sanitised>``, or the
-    name alone (with a ``_`` before a leading digit) when ``namespace`` is empty."""
-    clean = sanitise(name)
+def family_name(namespace: str, clean: str) -> str:
+    """The Prometheus family name of a metric whose name, sanitised, is ``clean``:
+    ``<namespace>_<clean>``, or ``clean`` alone (with a ``_`` before a leading digit) when
+    ``namespace`` is empty."""
     if namespace:
         return f"{namespace}_{clean}"
     return f"_{clean}" if clean[:1].isdigit() else clean
@@ -49,12 +49,13 @@ class Claims:
     def __init__(self) -> None:
         self._taken: set[str] = set()
 
-    def claim(self, names: Iterable[str]) -> bool:
+    def claim(self, names: Sequence[str]) -> bool:
         """Take every one of ``names`` if none is taken yet; whether they were."""
-        wanted = set(names)
-        if wanted & self._taken:
-            return False
-        self._taken |= wanted
+        taken = self._taken
+        for name in names:
+            if name in taken:
+                return False
+        taken.update(names)
         return True
 
 

@@ -98,8 +98,8 @@ def test_names_are_sanitised_to_the_exposition_format() -> None:
     assert sanitise("latency:home") == "latency_home"
     assert sanitise("api.calls-v2") == "api_calls_v2"
     assert sanitise("café") == "caf_"
-    assert family_name(NS, "2fa.logins") == f"{NS}_2fa_logins"
-    assert family_name("", "2fa.logins") == "_2fa_logins"
+    assert family_name(NS, sanitise("2fa.logins")) == f"{NS}_2fa_logins"
+    assert family_name("", sanitise("2fa.logins")) == "_2fa_logins"
 
 
 def test_sanitised_names_are_served(exposition: str) -> None:
@@ -130,3 +130,18 @@ def test_of_two_names_sanitised_alike_one_is_served_the_other_logged(
     assert any("'api.calls'" in m for m in messages)
     assert any("gauge 'hits_total'" in m for m in messages)
     assert any("statistic 'hits_total'" in m for m in messages)
+
+
+def test_a_key_of_another_type_is_left_out_not_the_scrape(exposition: str) -> None:
+    from django_redis_metrics import get_redis_connection
+    from django_redis_metrics.core.keys import catalogue_key, metric_key
+
+    client = get_redis_connection()
+    for kind in ("counter", "statistic", "bitmap"):
+        client.zadd(catalogue_key(kind), {"stray": 0})
+        client.set(metric_key(kind, "stray", "meta"), "not a hash")
+    client.zadd(catalogue_key("gauge"), {"gone": 0})  # listed, its keys expired meanwhile
+    Counter("hits").incr()
+    found = samples(exposition)
+    assert found[(f"{NS}_hits_total", ())] == 1
+    assert not [name for name, _ in found if "stray" in name or "gone" in name]
