@@ -12,7 +12,9 @@ sanitised, one family per name) and built for ``prometheus_client`` to render.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
@@ -31,12 +33,15 @@ class MetricsCollector(Collector):
         self.namespace = namespace
 
     def collect(self) -> Iterator[Metric]:
-        drafted = gather([kind.exposition() for kind in registered() if kind.exposition])
-        claims = Claims()
-        for drafts in drafted:
-            if isinstance(drafts, Exception):
-                raise drafts
-            yield from self._families(drafts, claims)
+        with collection_paused():
+            drafted = gather([kind.exposition() for kind in registered() if kind.exposition])
+            claims = Claims()
+            families: list[Metric] = []
+            for drafts in drafted:
+                if isinstance(drafts, Exception):
+                    raise drafts
+                families += self._families(drafts, claims)
+        yield from families
 
     def _families(self, drafts: Iterable[Draft], claims: Claims) -> Iterator[Metric]:
         """One kind's families, named in a stable order (``names.py``)."""
@@ -46,6 +51,23 @@ class MetricsCollector(Collector):
             family = build(draft, family_name(self.namespace, clean), claims)
             if family is not None:
                 yield family
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a scrape builds its objects (several
+    per series, none of them cyclic): a large scrape otherwise triggers full collections
+    that walk the whole heap again and again as it grows, more than half of its CPU time at
+    100,000 metrics (``benchmarks/bench_exposition_series.py``). Reference counting still
+    frees what is dropped; anything cyclic meanwhile waits for the next collection. Left
+    as it was found (a process that disabled the collector keeps it disabled)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def build(draft: Draft, name: str, claims: Claims) -> Metric | None:

@@ -83,6 +83,45 @@ def test_a_scrape_costs_the_same_round_trips_for_ten_or_a_thousand_series(
     assert many <= few + (len(backend.client.get_nodes()) if backend.cluster else 0)
 
 
+def test_the_garbage_collector_is_left_as_it_was_found(
+    exposition: str, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Paused while a scrape builds its objects (docs/prometheus.md, "What a scrape costs"),
+    enabled again after, even when the scrape fails; never enabled by a scrape if the process
+    had disabled it."""
+    import gc
+
+    from django_redis_metrics.core.connection import reset_connections
+    from django_redis_metrics.exposition import collector
+
+    seen: list[bool] = []
+    real = collector.gather
+
+    def watching(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(collector, "gather", watching)
+    Counter("hits").incr()
+    assert gc.isenabled()
+    assert scrape(exposition).status_code == 200
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        assert scrape(exposition).status_code == 200
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    settings.DJANGO_REDIS_METRICS = {
+        **settings.DJANGO_REDIS_METRICS,
+        "CONNECTION": "redis://127.0.0.1:1/0",
+        "CLUSTER": False,
+    }
+    reset_connections()
+    assert scrape(exposition).status_code == 503
+    assert gc.isenabled()
+
+
 def test_closed_without_a_token(exposition: str) -> None:
     response = Client().get(exposition)
     assert response.status_code == 401
