@@ -239,12 +239,15 @@ redis.call('HINCRBYFLOAT', KEYS[1], 's', total)
 -- 16 million), so the meta hash stays bounded; a value of a bucket past them is counted in
 -- 'n' and 's' only (a Prometheus histogram's +Inf bucket).
 local LIFETIME_BUCKETS = 192
-local kept = tonumber(redis.call('HGET', KEYS[1], 'bn') or '0')
+local kept  -- how many bucket fields the hash holds: read only when a bucket is new
 local function add_lifetime(tag, count)
     local field = 'b' .. tag
     if redis.call('HEXISTS', KEYS[1], field) == 1 then
         redis.call('HINCRBY', KEYS[1], field, count)
-    elseif kept < LIFETIME_BUCKETS then
+        return
+    end
+    kept = kept or tonumber(redis.call('HGET', KEYS[1], 'bn') or '0')
+    if kept < LIFETIME_BUCKETS then
         kept = kept + 1
         redis.call('HINCRBY', KEYS[1], field, count)
         redis.call('HSET', KEYS[1], 'bn', kept)
