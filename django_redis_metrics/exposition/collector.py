@@ -75,14 +75,17 @@ def build(draft: Draft, name: str, claims: Claims) -> Metric | None:
     when that name or one of its sample names is already claimed."""
     if draft.type == "counter" and name.endswith("_total"):
         name = name[: -len("_total")]  # as prometheus_client names a counter family
-    if not claims.claim([name, *(name + suffix for suffix in SUFFIXES[draft.type])]):
+    if not claims.claim([name] + [name + suffix for suffix in SUFFIXES[draft.type]]):
         left_out(draft.kind, draft.metric, name)
         return None
     family = Metric(name, draft.documentation, draft.type)
-    kinds = set(draft.suffixes) if len(draft.suffixes) > 1 else draft.suffixes
-    names = {suffix: name + suffix for suffix in kinds}
+    suffixes, labels, values = draft.suffixes, draft.labels, draft.values
+    if len(values) == 1:  # a plain metric: one sample
+        family.samples = [Sample(name + suffixes[0], labels[0], values[0])]
+        return family
+    names = {suffix: name + suffix for suffix in set(suffixes)}
     family.samples = [
-        Sample(names[suffix], labels, value)
-        for suffix, labels, value in zip(draft.suffixes, draft.labels, draft.values, strict=True)
+        Sample(names[suffix], labelled, value)
+        for suffix, labelled, value in zip(suffixes, labels, values, strict=True)
     ]
     return family
