@@ -44,10 +44,12 @@ class MetricsCollector(Collector):
         yield from families
 
     def _families(self, drafts: Iterable[Draft], claims: Claims) -> Iterator[Metric]:
-        """One kind's families, named in a stable order (``names.py``)."""
-        keyed = [(sanitise(draft.metric), draft) for draft in drafts]
-        keyed.sort(key=lambda pair: (pair[0] != pair[1].metric, pair[1].metric))
-        for clean, draft in keyed:
+        """One kind's families, named in a stable order (``names.py``): the drafts come in
+        name order (the catalogue's), names needing no change first."""
+        keyed = [(sanitise(draft.metric), draft) for draft in drafts]  # in name order
+        unchanged = [(clean, draft) for clean, draft in keyed if clean == draft.metric]
+        changed = [(clean, draft) for clean, draft in keyed if clean != draft.metric]
+        for clean, draft in unchanged + changed:
             family = build(draft, family_name(self.namespace, clean), claims)
             if family is not None:
                 yield family
