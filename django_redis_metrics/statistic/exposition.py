@@ -14,7 +14,9 @@ of all of them, so that ``sum by (le)`` over its series adds like with like. The
 gives lies in the bucket holding the exact one, within :data:`QUANTILE_ERROR` (``g - 1``,
 9.05 %) of it; ``Statistic.percentile`` estimates at the bucket's geometric middle, within
 4.33 %. ``+Inf`` and ``_count`` are every value recorded (values recorded before the lifetime
-histogram existed, or in a bucket past the ``LIFETIME_BUCKETS`` kept, count only there).
+histogram existed, or in a bucket past the ``LIFETIME_BUCKETS`` kept, count only there); a
+series holding negative values has no ``_count`` nor ``_sum`` (OpenMetrics: its sum is no
+counter), its ``+Inf`` bucket being its count.
 """
 
 from __future__ import annotations
@@ -99,7 +101,8 @@ class Lifetime:
 
     def add_to(self, draft: Draft, labels: dict[str, str], edges: list[float]) -> None:
         """``_bucket`` at each of ``edges`` (the bounds of every series of the metric, so
-        that ``sum by (le)`` adds like with like), ``+Inf``, ``_count`` and ``_sum``."""
+        that ``sum by (le)`` adds like with like), ``+Inf``, ``_count`` and ``_sum`` (not for
+        a series holding negative values)."""
         seen, at, buckets = 0, 0, self.buckets
         for edge in edges:
             while at < len(buckets) and buckets[at][0] <= edge:
@@ -108,8 +111,11 @@ class Lifetime:
             draft.add("_bucket", {**labels, "le": le(edge)}, seen)
         count = max(self.count, seen)
         draft.add("_bucket", {**labels, "le": "+Inf"}, count)
-        draft.add("_count", labels, count)
-        draft.add("_sum", labels, self.total)
+        if self.total >= 0 and not (buckets and buckets[0][0] < 0):
+            # OpenMetrics: a histogram with negative buckets has no sum (it would not be a
+            # counter), and then no count either (the +Inf bucket is the count).
+            draft.add("_count", labels, count)
+            draft.add("_sum", labels, self.total)
 
 
 def le(bound: float) -> str:

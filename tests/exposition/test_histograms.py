@@ -9,12 +9,15 @@ import random
 from collections.abc import Iterable
 
 import pytest
+from prometheus_client.openmetrics.parser import (
+    text_string_to_metric_families as openmetrics_families,
+)
 
 from django_redis_metrics import Statistic
 from django_redis_metrics.statistic.exposition import QUANTILE_ERROR
 from django_redis_metrics.statistic.histogram import rank
 
-from .scraping import NS, families
+from .scraping import NS, families, scrape
 
 pytestmark = pytest.mark.django_db
 
@@ -131,7 +134,14 @@ def test_buckets_only_grow_from_one_scrape_to_the_next(exposition: str) -> None:
 def test_negative_values_and_zero_keep_their_place(exposition: str) -> None:
     values = [-40.0, -3.0, -3.0, 0.0, 0.0, 2.0, 5.0, 1e6]
     Statistic("delta").record_many(values)
-    buckets: Buckets = served(exposition, "delta")[()]["buckets"]  # type: ignore[assignment]
+    entry = served(exposition, "delta")[()]
+    assert set(entry) == {"buckets"}  # no _sum (no counter then), so no _count (OpenMetrics)
+    response = scrape(exposition, Accept="application/openmetrics-text; version=1.0.0")
+    (family,) = [
+        f for f in openmetrics_families(response.content.decode()) if f.name == f"{NS}_delta"
+    ]
+    assert family.type == "histogram"
+    buckets: Buckets = entry["buckets"]  # type: ignore[assignment]
     cumulative = dict(buckets)
     for le, count in buckets:
         assert count == len([v for v in values if v <= le]), le

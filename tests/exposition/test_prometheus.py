@@ -30,8 +30,17 @@ def test_text_format_by_default(exposition: str) -> None:
 
 
 def test_openmetrics_when_the_scraper_asks(exposition: str) -> None:
+    """Every kind, labelled and plain, parsed by the OpenMetrics parser (stricter than the
+    text format's: histograms' buckets, counts and sums checked)."""
     Counter("hits", labels=("view",)).labels(view="home").incr(2)
-    Statistic("latency", labels=("view",)).labels(view="home").record(5)
+    Counter("signups").incr()
+    latency = Statistic("latency", labels=("view",))
+    latency.labels(view="home").record(5)
+    latency.labels(view="search").record_many([0.5, 12, 300])
+    Statistic("sizes").record(1024)
+    Gauge("depth", labels=("queue",)).labels(queue="mail").set(3)
+    UniqueBitmap("active", labels=("plan",)).labels(plan="pro").mark(1)
+    UniqueEstimate("searchers").add("a")
     response = scrape(exposition, Accept="application/openmetrics-text; version=1.0.0")
     assert response["Content-Type"].startswith("application/openmetrics-text")
     text = response.content.decode()
@@ -41,6 +50,9 @@ def test_openmetrics_when_the_scraper_asks(exposition: str) -> None:
     assert sample.name == f"{NS}_hits_total"
     assert sample.labels == {"view": "home"} and sample.value == 2
     assert found[f"{NS}_latency"].type == "histogram"
+    assert {"signups", "sizes", "depth", "active", "searchers"} <= {
+        name.removeprefix(f"{NS}_") for name in found
+    }
 
 
 def test_the_families_of_earlier_releases_are_gone(exposition: str) -> None:
