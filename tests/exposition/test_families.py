@@ -72,6 +72,7 @@ def test_bitmaps_and_estimates_count_each_series_current_periods(exposition: str
     searches = UniqueEstimate("searchers", periods=("day",), labels=("period",))
     for item in ("a", "b", "a", 7, "c"):
         searches.labels(period="q1").add(item)
+    UniqueEstimate("tags", periods=("week",)).add("x")
     found = samples(exposition)
     assert labelled(found, f"{NS}_visitors") == {
         (("period", "day"), ("plan", "free")): 3,
@@ -80,6 +81,7 @@ def test_bitmaps_and_estimates_count_each_series_current_periods(exposition: str
         (("period", "month"), ("plan", "pro")): 1,
     }
     assert found[(f"{NS}_active", (("period", "day"),))] == 1
+    assert found[(f"{NS}_tags", (("period", "week"),))] == 1
     # A label of the metric's own named `period` is renamed, as Prometheus renames a clash.
     assert labelled(found, f"{NS}_searchers") == {(("exported_period", "q1"), ("period", "day")): 4}
 
