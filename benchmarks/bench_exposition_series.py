@@ -3,6 +3,7 @@ measured in the same run on the same server, and against the exposition of an ea
 version (``--baseline``, by default main before one family per metric).
 
     python benchmarks/bench_exposition_series.py [--sizes 1000 10000 100000] [--repeats 5]
+    python benchmarks/bench_exposition_series.py --cluster  # on a local Redis Cluster
 
 The series are counters' (the floor is defined on them), in two data sets: labelled counters
 of 1,000 series each (``view`` x ``status``), and as many plain counters (the earlier version
@@ -20,6 +21,7 @@ import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from common import baseline_tree, best_of, configure, run_worker, start, use_tree
 
@@ -96,6 +98,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--baseline", default=BASELINE, help="git ref of 'today'")
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument(
+        "--cluster", action="store_true", help="on a local 3-node Redis Cluster (no baseline)"
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--prefix", help=argparse.SUPPRESS)
@@ -107,15 +112,21 @@ def main() -> None:
         repeats = 1 if options.size >= 100_000 else options.repeats
         print(json.dumps(best_of(repeats, exposition)))
         return
-    server = start()
-    tree = None if options.no_baseline else baseline_tree(options.baseline)
+    server: Any = start()
+    if options.cluster:
+        from django_redis_metrics.testing import RedisClusterServers
+
+        server.cleanup()
+        server = RedisClusterServers().start()
+    extra = {"CLUSTER": True} if options.cluster else {}
+    tree = None if options.no_baseline or options.cluster else baseline_tree(options.baseline)
     rows = []
     try:
         for size in options.sizes:
             row: list[float] = [size]
             for data, fill in (("series", populate), ("plain", populate_plain)):
                 prefix = f"{data}{size}"
-                configure(server.url, prefix)
+                configure(server.url, prefix, **extra)
                 fill(size)
                 assert floor() == size
                 row += alternating(options.repeats, floor, exposition)
@@ -131,7 +142,10 @@ def main() -> None:
                 )
             rows.append((*row, today))
     finally:
-        server.cleanup()
+        if options.cluster:
+            server.stop()
+        else:
+            server.cleanup()
     print(f"Prometheus exposition of N counter series, seconds (best of {options.repeats}):")
     head = ("series", "floor", "now", "ratio", "plain", "floor", "now", "ratio", "today", "ratio")
     print("{:>8} {:>7} {:>7} {:>6} {:>7} {:>7} {:>7} {:>6} {:>7} {:>6}".format(*head))
