@@ -26,28 +26,32 @@ def populate(views: int, every: int, now: float) -> None:
     from django_redis_metrics import Batch, Counter, Statistic
 
     rng = random.Random(5)
+    latency = Statistic("latency", labels=("view",))
+    answers = Counter("hits", labels=("view", "status"))
     for index in range(views):
-        timer = Statistic(f"latency:view{index}")
-        hits, ok = Counter(f"hits:view{index}"), Counter(f"status:view{index}:2xx")
+        view = f"view{index}"
+        timer, ok = latency.labels(view=view), answers.labels(view=view, status="2xx")
+        client_error = answers.labels(view=view, status="4xx")
         with Batch() as batch:
             for ago in range(0, DAY, every):
                 when = now - ago
                 timer.record(rng.lognormvariate(3, 0.8), when=when, batch=batch)
-                hits.incr(when=when, batch=batch)
                 ok.incr(when=when, batch=batch)
-            Counter(f"status:view{index}:4xx").incr(when=now, batch=batch)
+            client_error.incr(when=now, batch=batch)
 
 
 def one_at_a_time(now: float) -> int:
     """The same figures read a metric and a window at a time (what the page avoids)."""
-    from django_redis_metrics import Counter, Statistic, get_redis_connection
+    from django_redis_metrics import Statistic, get_redis_connection
     from django_redis_metrics.admin.counters import window_plan
+    from django_redis_metrics.admin.viewstats import find_views
     from django_redis_metrics.core.timeutil import slice_starts
     from django_redis_metrics.statistic.histogram import parse_merged
 
     client = get_redis_connection()
-    statistics = Statistic.objects.all()
-    counters = Counter.objects.all()
+    views = find_views(client)
+    statistics = [timer for view in views for timer in view.timers]
+    counters = [c for view in views for found in view.status.values() for c in found]
     for metric in [*statistics, *counters]:
         for seconds in (3600, DAY):
             plan = window_plan(metric, seconds)
@@ -96,7 +100,7 @@ def main() -> None:
         naive = best_of(options.repeats, lambda: one_at_a_time(now))
         print(
             f"views: {options.views}, a request every {options.every} s for a day "
-            "(each: 1 statistic, 3 counters; hour and day windows)"
+            "(each: 1 statistic series, 2 counter series; hour and day windows)"
         )
         print(f"Views page data, 3 round trips: {page * 1000:.1f} ms")
         print(f"one round trip per metric and window: {naive * 1000:.1f} ms")

@@ -336,7 +336,8 @@ def main() -> None:
 
         plain, measured = handlers([])
         measure(
-            "Bare view, no session or auth middleware (writes: 3 counters, 1 statistic)",
+            "Bare view, no session or auth middleware "
+            "(writes: 1 counter series, 1 statistic series)",
             plain,
             measured,
             make_environ("/page/"),
@@ -348,7 +349,7 @@ def main() -> None:
         plain, measured = handlers(SESSION_AUTH)
         measure(
             "Signed-in user, session + auth middleware, view reads request.user, "
-            "ACTIVE_USERS on (writes: 3 counters, 1 statistic, 1 mark)",
+            "ACTIVE_USERS on (writes: 1 counter series, 1 statistic series, 1 mark)",
             plain,
             measured,
             make_environ("/account/", cookie),
@@ -356,10 +357,12 @@ def main() -> None:
             options,
         )
 
-        timed = Statistic("latency:page").summary(86400)["count"]
+        latency = Statistic("latency", labels=("view",)).labels(view="page")
+        timed = latency.summary(86400)["count"]
+        answered = Counter("hits", labels=("view", "status")).labels(view="page", status="2xx")
         print(
             f"\n(checks: {Counter('hits').total(86400)} hits counted, "
-            f"{Counter('status:page:2xx').total(86400)} answers of the bare view counted and "
+            f"{answered.total(86400)} answers of the bare view counted and "
             f"{timed} timed, {UniqueBitmap('active_users').count('day')} active user marked)"
         )
         if not PEER_INSTALLED:

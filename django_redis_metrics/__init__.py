@@ -9,7 +9,14 @@ from .core.connection import get_redis_connection
 from .counter import Counter
 from .estimates import UniqueEstimate
 from .events import EventSeries
-from .exceptions import AsyncPoolTimeout, MetricsRefused, MissingPermission, NoDayKeys
+from .exceptions import (
+    AsyncPoolTimeout,
+    MetricDoesNotExist,
+    MetricsRefused,
+    MissingPermission,
+    MultipleMetricsReturned,
+    NoDayKeys,
+)
 from .gauge import Gauge
 from .sending.sender import flush
 from .statistic import Statistic
@@ -20,8 +27,10 @@ __all__ = [
     "Counter",
     "EventSeries",
     "Gauge",
+    "MetricDoesNotExist",
     "MetricsRefused",
     "MissingPermission",
+    "MultipleMetricsReturned",
     "NoDayKeys",
     "Statistic",
     "UniqueBitmap",

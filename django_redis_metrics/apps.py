@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.apps import AppConfig
+import sys
+
+from django.apps import AppConfig, apps
 from django.core.checks import Tags, register
 from django.utils.module_loading import autodiscover_modules
 
@@ -12,6 +14,8 @@ class DjangoRedisMetricsConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks, wiring_checks
+        from .core import declared
+        from .core.base import Metric
 
         register(Tags.compatibility)(checks.check_settings)
         register(Tags.compatibility)(wiring_checks.check_middleware_order)
@@ -19,3 +23,9 @@ class DjangoRedisMetricsConfig(AppConfig):
         # Like admin.py: every installed app's metrics.py is imported at start-up, so the
         # metrics it declares exist before the first request.
         autodiscover_modules("metrics")
+        # ... and the metrics bound to names at their module level are declared: listed by
+        # Model.objects (core/declared.py) before they hold data.
+        for config in apps.get_app_configs():
+            module = sys.modules.get(f"{config.name}.metrics")
+            if module is not None:
+                declared.collect(module, Metric)

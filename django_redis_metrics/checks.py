@@ -29,6 +29,7 @@ from django.utils.module_loading import import_string
 from .conf import DEFAULTS, SETTING_NAME, Settings
 from .core.connection import is_url
 from .core.keys import validate_name
+from .core.labelling import label_value
 from .core.sentinel import is_sentinel_url
 from .core.sentinel import parse as parse_sentinel_url
 from .core.validation import positive_int, shown
@@ -196,6 +197,12 @@ def validate_time_zone(value: object) -> str | None:
 def validate_optional_name(value: object) -> str | None:
     """``None`` (off) or a metric name."""
     return None if value is None else validate_name(value)
+
+
+def validate_view_label(value: object) -> str:
+    """A metric name that is also a label value (``UNRESOLVED_VIEW``, ``OTHER_VIEW``: the
+    ``view`` label of the middleware's metrics)."""
+    return label_value(validate_name(value), "view")
 
 
 def validate_view_template(value: object) -> str | None:

@@ -194,32 +194,41 @@ class Settings(SettingsReader):
     HITS_COUNTER: Setting[str | None] = Setting(
         "hits",
         optional_str,
-        "The middleware's site-wide counter of requests; `None` turns it off.",
+        "The middleware's `Counter` of requests, labelled by `view` (the resolved view name, never "
+        "the path) and `status` (`2xx` ... `5xx`; a view that raises is `5xx`): "
+        '`Counter("hits").total()` is the site\'s hits. `None` turns it off.',
         check="E040",
         validator=f"{PACKAGE}.checks.validate_optional_name",
     )
-    VIEW_COUNTER: Setting[str | None] = Setting(
-        "hits:{view}",
+    LATENCY_STATISTIC: Setting[str | None] = Setting(
+        "latency",
         optional_str,
-        "Name of each view's counter; `{view}` is the resolved view name "
-        "(`resolver_match.view_name`), never the path. `None` turns per-view counters off.",
+        "The middleware's [`Statistic`](statistic.md) of response times in milliseconds, labelled "
+        "by `view`, at `STATISTIC_PRECISIONS`. `None` turns it off.",
+        check="E056",
+        validator=f"{PACKAGE}.checks.validate_optional_name",
+    )
+    VIEW_COUNTER: Setting[str | None] = Setting(
+        None,
+        optional_str,
+        'Before labels: a plain counter per view, e.g. `"hits:{view}"`, written as well as '
+        "`HITS_COUNTER` when set ([upgrading](django.md#upgrading-from-per-view-names)).",
         check="E041",
         validator=f"{PACKAGE}.checks.validate_view_template",
     )
     VIEW_TIMER: Setting[str | None] = Setting(
-        "latency:{view}",
+        None,
         optional_str,
-        "Name of each view's [`Statistic`](statistic.md) of response times in milliseconds "
-        "(count, mean, min, max, percentiles per slice, at `STATISTIC_PRECISIONS`). `None` turns "
-        "it off.",
+        'Before labels: a `Statistic` per view, e.g. `"latency:{view}"`, written as well as '
+        "`LATENCY_STATISTIC` when set.",
         check="E052",
         validator=f"{PACKAGE}.checks.validate_view_template",
     )
     VIEW_STATUS: Setting[str | None] = Setting(
-        "status:{view}:{class}",
+        None,
         optional_str,
-        "Name of each view's counter of answers of one status class; `{class}` is `2xx`, `3xx`, "
-        "`4xx` or `5xx` (a view that raises counts as `5xx`). `None` turns them off.",
+        'Before labels: a counter per view and status class, e.g. `"status:{view}:{class}"`, '
+        "written as well as `HITS_COUNTER` when set.",
         check="E053",
         validator=f"{PACKAGE}.checks.validate_status_template",
     )
@@ -235,22 +244,23 @@ class Settings(SettingsReader):
     UNRESOLVED_VIEW: Setting[str] = Setting(
         "unresolved",
         str,
-        "The `{view}` of requests that resolve to no view (404s).",
+        "The `view` label of requests that resolve to no view (404s).",
         check="E040",
-        validator=f"{PACKAGE}.core.keys.validate_name",
+        validator=f"{PACKAGE}.checks.validate_view_label",
     )
     OTHER_VIEW: Setting[str] = Setting(
         "other",
         str,
-        "The `{view}` of views beyond `MAX_VIEW_COUNTERS`.",
+        "The `view` label of views beyond `MAX_VIEW_COUNTERS`.",
         check="E040",
-        validator=f"{PACKAGE}.core.keys.validate_name",
+        validator=f"{PACKAGE}.checks.validate_view_label",
     )
     MAX_VIEW_COUNTERS: Setting[int] = Setting(
         500,
         int,
-        "Most distinct per-view counters one process creates (at most 10,000; each counter takes "
-        "about 17 KB with the default precisions and samples).",
+        "Most distinct view labels one process writes (at most 10,000); the middleware's "
+        "metrics keep up to 4 times (this + 2) series of hits and this + 2 of latency (a counter "
+        "series takes about 6 KB after a day).",
         check="E042",
         validator=f"{PACKAGE}.checks.validate_max_view_counters",
     )

@@ -8,10 +8,18 @@ so code (and the fail-open write path) that handles Redis errors handles it too:
 
 from __future__ import annotations
 
+from django.core.exceptions import MultipleObjectsReturned, ObjectDoesNotExist
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoPermissionError
 
-__all__ = ["AsyncPoolTimeout", "MetricsRefused", "MissingPermission", "NoDayKeys"]
+__all__ = [
+    "AsyncPoolTimeout",
+    "MetricDoesNotExist",
+    "MetricsRefused",
+    "MissingPermission",
+    "MultipleMetricsReturned",
+    "NoDayKeys",
+]
 
 
 class MetricsRefused(ValueError):
@@ -35,3 +43,14 @@ class MissingPermission(NoPermissionError):
     """Redis denied a command or a key to the ACL user of ``CONNECTION``: the message says
     which rules the user needs (docs/operations.md, "ACL users"). Its ``__cause__`` is Redis's
     own error, which inside a script does not name the command."""
+
+
+class MetricDoesNotExist(LookupError, ObjectDoesNotExist):
+    """No metric matched ``Model.objects.get(...)``: the base of each model's own
+    ``Model.DoesNotExist`` (``Counter.DoesNotExist`` is not ``Gauge.DoesNotExist``), as in
+    Django; a ``LookupError`` too, which ``objects.get(name)`` always raised."""
+
+
+class MultipleMetricsReturned(MultipleObjectsReturned):
+    """More than one metric matched ``Model.objects.get(...)``: the base of each model's own
+    ``Model.MultipleObjectsReturned``."""

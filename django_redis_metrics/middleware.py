@@ -2,17 +2,17 @@
 
 For every request that is not excluded it records, after the view has answered:
 
-- one hit on the site-wide counter ``HITS_COUNTER`` (default ``"hits"``);
-- one hit on the view's counter ``VIEW_COUNTER`` (default ``"hits:{view}"``), ``{view}`` being
-  the resolved view name (``resolver_match.view_name``), never the raw path; requests that resolve
-  to no view count as ``UNRESOLVED_VIEW``, and views beyond ``MAX_VIEW_COUNTERS`` as
-  ``OTHER_VIEW``, so a crawler cannot create keys;
-- one hit on the view's status-class counter ``VIEW_STATUS`` (default
-  ``"status:{view}:{class}"``, ``{class}`` one of ``2xx 3xx 4xx 5xx``; a view that raises is
-  ``5xx``);
+- one hit on the ``Counter`` ``HITS_COUNTER`` (default ``"hits"``), labelled by ``view`` and
+  ``status``: ``view`` is the resolved view name (``resolver_match.view_name``), never the raw
+  path; requests that resolve to no view are ``UNRESOLVED_VIEW``, and views beyond
+  ``MAX_VIEW_COUNTERS`` (per process) ``OTHER_VIEW``, so a crawler cannot create series;
+  ``status`` is the class of the answer, ``2xx 3xx 4xx 5xx`` (a view that raises is ``5xx``).
+  Read without labels, the counter is the site's hits;
 - the response time in milliseconds (from this middleware handing the request on until the
-  response comes back to it) in the view's ``Statistic`` ``VIEW_TIMER`` (default
-  ``"latency:{view}"``);
+  response comes back to it) in the ``Statistic`` ``LATENCY_STATISTIC`` (default
+  ``"latency"``), labelled by ``view``;
+- when a site sets them, the plain per-view metrics of the versions before labels
+  (``VIEW_COUNTER``, ``VIEW_STATUS``, ``VIEW_TIMER``: name templates, off by default);
 - the authenticated user in the ``ACTIVE_USERS`` bitmap, when the request loaded its user
   anyway (the view, a template or another middleware read ``request.user`` or awaited
   ``request.auser()``): the middleware never loads the user itself, which would cost a session
@@ -21,8 +21,13 @@ For every request that is not excluded it records, after the view has answered:
 
 All of it goes to Redis in one pipelined round trip, sent by the process's sender thread
 (:mod:`django_redis_metrics.sending.sender`): the request, sync or async, only queues its writes
-and never waits on Redis. If Redis is down or slow, the request is served as if the middleware
-were not there (see :mod:`django_redis_metrics.sending.failopen`).
+and never waits on Redis (a series new to the process is admitted first, by the sender, once).
+If Redis is down or slow, the request is served as if the middleware were not there (see
+:mod:`django_redis_metrics.sending.failopen`).
+
+The labelled metrics and their series live on the :class:`RequestPlan` (kept until the settings
+change), so the writes of one series are always the same object: the sender merges the hits of
+one series in one second into one increment (``sending/writes.py`` merges by identity).
 """
 
 from __future__ import annotations
@@ -44,9 +49,11 @@ from django.urls import get_script_prefix
 
 from .conf import SETTING_NAME, Settings, conf
 from .core.keys import validate_name
+from .counter import Counter
 from .sending import sender
 from .sending.requests import attach_writes, loaded_user_id
 from .sending.writes import Writes
+from .statistic import Statistic
 
 logger = logging.getLogger("django_redis_metrics")
 
@@ -102,28 +109,55 @@ def view_name(request: HttpRequest) -> str | None:
     return match.view_name or None
 
 
+STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx")
+#: The labels of the middleware's metrics.
+HITS_LABELS = ("view", "status")
+LATENCY_LABELS = ("view",)
+
+
+def view_series_cap(max_views: int) -> int:
+    """The ``max_series`` of the latency statistic: every view label one process may write
+    (``MAX_VIEW_COUNTERS`` views, ``UNRESOLVED_VIEW`` and ``OTHER_VIEW``). The hits counter
+    keeps four times as many, one series per status class.
+
+    Set explicitly rather than left to ``MAX_SERIES`` (1,000 by default, below the 2,008 series
+    of 502 view labels in 4 classes): the per-process view cap is what folds views into
+    ``OTHER_VIEW``, and ``max_series`` only bounds the total when processes admit different
+    views (a site with more views than the cap), past which series go to ``__other__``."""
+    return max_views + 2
+
+
 class RequestPlan:
     """What the middleware records for a request, read from the settings once per change of
-    them (see :func:`request_plan`), with each view's metric names filled in once (view
-    labels are bounded)."""
+    them (see :func:`request_plan`): the labelled metrics, and each view's series (and old
+    per-view names) made once (view labels are bounded), so that the same series is always
+    the same object."""
 
     def __init__(self, options: Settings) -> None:
         #: The setting it was made from (the very object).
         self.raw = options.raw
-        self.hits = options.HITS_COUNTER
-        self.per_view = options.VIEW_COUNTER
-        self.timer = options.VIEW_TIMER
-        self.status = options.VIEW_STATUS
         self.active = options.ACTIVE_USERS
         self.exclude_paths = options.EXCLUDE_PATHS
         self.exclude_views = options.EXCLUDE_VIEWS
         self.unresolved_view = options.UNRESOLVED_VIEW
         self.other_view = options.OTHER_VIEW
         self.max_view_counters = options.MAX_VIEW_COUNTERS
-        self.per_view_metrics = (
-            self.per_view is not None or self.timer is not None or self.status is not None
+        cap = view_series_cap(self.max_view_counters)
+        hits, latency = options.HITS_COUNTER, options.LATENCY_STATISTIC
+        #: The labelled metrics (``None`` when turned off).
+        self.hits = None if hits is None else Counter(hits, labels=HITS_LABELS, max_series=4 * cap)
+        self.latency = (
+            None if latency is None else Statistic(latency, labels=LATENCY_LABELS, max_series=cap)
         )
-        self._names: dict[str, ViewMetrics] = {}
+        #: The name templates of the versions before labels (``None``: not written).
+        self.per_view = options.VIEW_COUNTER
+        self.timer = options.VIEW_TIMER
+        self.status = options.VIEW_STATUS
+        self.per_view_metrics = any(
+            m is not None for m in (self.hits, self.latency, self.per_view, self.timer, self.status)
+        )
+        self._views: dict[str, ViewMetrics] = {}
+        self._lock = threading.RLock()
 
     def is_excluded(self, request: HttpRequest, view: str | None) -> bool:
         path = request.path_info  # without the script prefix, like conf.EXCLUDE_PATHS
@@ -132,7 +166,7 @@ class RequestPlan:
         return view is not None and _view_excluded(view, self.exclude_views)
 
     def view_label(self, view: str | None) -> str:
-        """The ``{view}`` of a request's metrics: its resolved name, bounded (requests that
+        """The ``view`` label of a request's metrics: its resolved name, bounded (requests that
         resolve to no view fold into ``UNRESOLVED_VIEW``, views past the cap into
         ``OTHER_VIEW``)."""
         if view is None:
@@ -142,15 +176,31 @@ class RequestPlan:
         return view
 
     def metrics_of(self, label: str) -> ViewMetrics:
-        """The names of one view's metrics, filled in on its first request."""
-        names = self._names.get(label)
-        if names is None:
-            names = self._names[label] = ViewMetrics(
-                self._filled(self.per_view, label),
-                self._filled(self.timer, label),
-                {cls: self._filled(self.status, label, cls) for cls in STATUS_CLASSES},
-            )
-        return names
+        """One view's series and old per-view names, made on its first request."""
+        found = self._views.get(label)
+        if found is None:
+            with self._lock:  # two threads must not make two series objects of one view
+                found = self._views.get(label)
+                if found is None:
+                    found = self._views[label] = self._made(label)
+        return found
+
+    def _made(self, label: str) -> ViewMetrics:
+        """``label``'s metrics; a view name that cannot be a label value (over 100
+        characters, braces) is written as ``OTHER_VIEW`` (the same objects: called under the
+        plan's re-entrant lock)."""
+        if label != self.other_view and not _labels_ok(self, label):
+            return self.metrics_of(self.other_view)
+        hits: dict[str, Counter] = {}
+        if self.hits is not None:
+            hits = {cls: self.hits.labels(view=label, status=cls) for cls in STATUS_CLASSES}
+        return ViewMetrics(
+            hits,
+            None if self.latency is None else self.latency.labels(view=label),
+            self._filled(self.per_view, label),
+            self._filled(self.timer, label),
+            {cls: self._filled(self.status, label, cls) for cls in STATUS_CLASSES},
+        )
 
     def _filled(self, template: str | None, label: str, status_class: str = "") -> str | None:
         """``template`` filled in for one view; a view name that cannot name a metric folds
@@ -164,13 +214,27 @@ class RequestPlan:
             return name.replace("{view}", self.other_view)
 
 
+def _labels_ok(plan: RequestPlan, label: str) -> bool:
+    """Whether ``label`` is a valid ``view`` label value of the plan's metrics."""
+    try:
+        if plan.hits is not None:
+            plan.hits.labels(view=label, status="2xx")
+        if plan.latency is not None:
+            plan.latency.labels(view=label)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 class ViewMetrics(NamedTuple):
+    #: The hits counter's series of the view, per status class (empty when it is off).
+    hits: dict[str, Counter]
+    latency: Statistic | None
+    #: The names of the versions before labels (``None`` where not written).
     counter: str | None
     timer: str | None
     status: dict[str, str | None]
 
-
-STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx")
 
 #: The plan of each script prefix (``EXCLUDE_PATHS``' default depends on it), made on the first
 #: request after a change of the settings it is made from.
@@ -197,6 +261,10 @@ def request_plan() -> RequestPlan:
             _plans.clear()
         plan = _plans[prefix] = RequestPlan(Settings(raw))
     return plan
+
+
+# A plan's lock may be held by another thread at a fork: the child makes its own plans.
+os.register_at_fork(after_in_child=_plans.clear)
 
 
 @receiver(setting_changed)
@@ -231,13 +299,16 @@ def queue_request_writes(
     view = view_name(request)
     if plan.is_excluded(request, view):
         return
-    if plan.hits is not None:
-        writes.incr(plan.hits)
     if plan.per_view_metrics:
         metrics = plan.metrics_of(plan.view_label(view))
+        cls = status_class(status)
+        if metrics.hits:
+            writes.incr(metrics.hits[cls])
+        if metrics.latency is not None and elapsed_ms is not None:
+            writes.record(metrics.latency, elapsed_ms)
         if metrics.counter is not None:
             writes.incr(metrics.counter)
-        status_metric = metrics.status[status_class(status)]
+        status_metric = metrics.status[cls]
         if status_metric is not None:
             writes.incr(status_metric)
         if metrics.timer is not None and elapsed_ms is not None:

@@ -121,3 +121,13 @@ def analyst(single: Any, settings: Any) -> Client:
     """A staff member allowed to see the Metrics pages, on the integration URLconf."""
     settings.ROOT_URLCONF = "tests.integration.urls"
     return client_for(make_user("analyst", staff=True, permitted=True))
+
+
+def view_hits(view: str) -> int:
+    """The requests the middleware counted for ``view``: its series of the ``hits`` counter
+    (labelled by view and status class), every class added up."""
+    from django_redis_metrics import Counter
+    from django_redis_metrics.middleware import STATUS_CLASSES
+
+    hits = Counter("hits", labels=("view", "status"))
+    return sum(hits.labels(view=view, status=cls).total(86400) for cls in STATUS_CLASSES)

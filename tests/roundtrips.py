@@ -33,3 +33,11 @@ class RoundTrips:
         return self.calls - before
 
     __call__ = measure
+
+
+def nodes_of(client: Any, *keys: str) -> int:
+    """How many nodes hold ``keys``: 1 on a single node; on Redis Cluster, the masters of their
+    slots (a pipeline over them sends one packet per node)."""
+    if not hasattr(client, "get_node_from_key"):
+        return 1
+    return len({client.get_node_from_key(key).name for key in keys})

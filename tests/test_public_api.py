@@ -81,6 +81,7 @@ def test_every_exception_class_of_the_package_lives_in_exceptions_py():
                 defined[node.name] = path.name
     assert defined == {
         "AsyncPoolTimeout": "exceptions.py",
+        "MetricDoesNotExist": "exceptions.py",
         "MetricsRefused": "exceptions.py",
         "MissingPermission": "exceptions.py",
         "NoDayKeys": "exceptions.py",

@@ -48,8 +48,8 @@ def period_counts(
 
 def bitmap_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     """A page of bitmaps with today's, this week's and this month's uniques: two round trips."""
-    page, query, count = listing_page(request, UniqueBitmap.objects.names())
-    bitmaps = UniqueBitmap.objects.many(page.object_list)
+    page, query, count = listing_page(request, UniqueBitmap.objects.get_queryset())
+    bitmaps = list(page.object_list)
     now = common.current_time()
     ops: list[Op] = []
     shown = []

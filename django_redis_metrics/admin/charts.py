@@ -35,6 +35,8 @@ class Series:
     #: ``"high"`` or ``"low"``: an edge of the band drawn behind the first series (a
     #: statistic's p50-p95, a gauge's min-max), else ``None``.
     band: str | None = None
+    #: A part of the first series: a labelled metric's line for one label value, or "others".
+    part: bool = False
 
 
 @dataclass
@@ -85,6 +87,7 @@ class Chart:
             "labels": self.labels,
             "series": [
                 {"label": s.label, "values": s.values, "compare": s.compare, "band": s.band}
+                | ({"part": True} if s.part else {})
                 for s in self.series
             ],
             "integer": self.integer,

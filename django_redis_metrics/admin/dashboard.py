@@ -23,6 +23,7 @@ from ..core.steps import Op, Pipe, Steps
 from ..core.validation import shown
 from . import common, health_tiles, labels, tiles
 from .tilebase import Env, Links, Lookup, Reads, Tile
+from .viewsource import from_meta
 
 #: Tiles by the name ``DASHBOARD`` gives them.
 TILES: dict[str, type[Tile]] = {
@@ -96,8 +97,8 @@ def lookup_names(lookups: list[Lookup]) -> Steps[dict[Lookup, list[str]]]:
 
 
 def configured(wanted: list[tuple[type[Any], str]]) -> Steps[dict[tuple[str, str], Metric | None]]:
-    """The wanted metrics as their writers stored them (``None``: nothing stored): one round
-    trip."""
+    """The wanted metrics (or series of labelled ones) as their writers stored them (``None``:
+    nothing stored): one round trip."""
     if not wanted:
         return {}
     replies = yield Pipe(
@@ -106,8 +107,8 @@ def configured(wanted: list[tuple[type[Any], str]]) -> Steps[dict[tuple[str, str
     metrics: dict[tuple[str, str], Metric | None] = {}
     for (model, name), meta in zip(wanted, replies, strict=True):
         try:
-            metrics[model.KIND, name] = model.from_meta(name, meta) if meta else None
-        except LookupError:
+            metrics[model.KIND, name] = from_meta(model, name, meta) if meta else None
+        except (LookupError, ValueError):
             metrics[model.KIND, name] = None
     return metrics
 

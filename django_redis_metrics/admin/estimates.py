@@ -55,8 +55,8 @@ def period_counts(
 def estimate_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     """A page of estimates with today's, this week's and this month's counts: two round trips
     (configuration, counts)."""
-    page, query, count = listing_page(request, UniqueEstimate.objects.names())
-    estimates = UniqueEstimate.objects.many(page.object_list)
+    page, query, count = listing_page(request, UniqueEstimate.objects.get_queryset())
+    estimates = list(page.object_list)
     now = common.current_time()
     ops: list[Op] = []
     shown = []

@@ -80,8 +80,8 @@ def series_chart_data(
 
 def event_series_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     """A page of series with their recent counts: two round trips, whatever the page holds."""
-    page, query, count = listing_page(request, EventSeries.objects.names())
-    series_list = EventSeries.objects.many(page.object_list)
+    page, query, count = listing_page(request, EventSeries.objects.get_queryset())
+    series_list = list(page.object_list)
     now = common.current_time()
     ops: list[Op] = []
     for series in series_list:

@@ -2,8 +2,9 @@
 
 The CSV's first column is the slice or period start in ISO 8601 with the site's UTC offset
 (``2026-11-23T14:05:00+01:00``), then its label as the chart shows it, the overlaid previous
-period if any, and last the value. Cells are numbers or dates we format, never user text, so a
-spreadsheet finds no formula in them.
+period if any, a labelled metric's breakdown lines (``breakdown.py``), and last the value. Cells
+are numbers or dates we format; the only user text is a breakdown line's heading, named
+``label=value`` after an identifier, so a spreadsheet finds no formula in any cell.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ the last value of each slice with its min-max band."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -12,8 +13,8 @@ from ..core.drive import gather
 from ..core.keys import to_str
 from ..gauge import Gauge
 from ..models import GaugeMetric
-from . import common, export, labels
-from .charts import Chart
+from . import breakdown, common, export, labels
+from .charts import Chart, Series, Span
 from .common import KindPages, listing_page, name_param
 from .sliced import band_chart, chart_context, chosen_precision, get_metric, read_span
 
@@ -32,8 +33,8 @@ def slice_values(text: Any) -> tuple[float, float, float] | None:
 
 def gauge_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     """A page of gauges with their latest value: two round trips (configuration, latest)."""
-    page, query, count = listing_page(request, Gauge.objects.names())
-    gauges = Gauge.objects.many(page.object_list)
+    page, query, count = listing_page(request, Gauge.objects.get_queryset())
+    gauges = list(page.object_list)
     rows = []
     for gauge, latest in zip(gauges, gather([g._latest_steps() for g in gauges]), strict=True):
         if isinstance(latest, Exception):
@@ -58,9 +59,21 @@ def gauge_list(request: HttpRequest, context: dict[str, Any]) -> TemplateRespons
 
 
 def gauge_chart_data(gauge: Gauge, precision: int, request: HttpRequest, now: float) -> Chart:
-    span, texts = read_span(gauge, precision, request.GET, now)
+    return gauge_reading(gauge, precision, request, now)[0]
+
+
+def gauge_reading(
+    gauge: Gauge, precision: int, request: HttpRequest, now: float
+) -> tuple[Chart, GaugeBreakdown | None]:
+    """The chart, and for a labelled gauge its breakdown (``None`` for a plain gauge)."""
+    span, texts, members = read_span(gauge, precision, request.GET, now)
     found = [slice_values(text) for text in texts]
-    return band_chart(
+    if members:
+        added, parts, reading = gauge_parts(gauge, members, request, span)
+        chart = band_chart(gauge, "gauge", span, [(ADDED, added, None)])
+        chart.series += parts
+        return chart, reading
+    chart = band_chart(
         gauge,
         "gauge",
         span,
@@ -70,20 +83,85 @@ def gauge_chart_data(gauge: Gauge, precision: int, request: HttpRequest, now: fl
             (BAND_HIGH, [None if v is None else v[2] for v in found], "high"),
         ],
     )
+    return chart, None
+
+
+@dataclass
+class GaugeBreakdown:
+    """A labelled gauge's series read for its page: what its table shows."""
+
+    found: breakdown.Found
+    rows: list[breakdown.Row]
+    others: breakdown.Row | None
+
+
+#: A labelled gauge's main line: its series' last values added up, slice by slice.
+ADDED = "last, added up"
+#: The breakdown table's columns: ``(sort key, heading)``.
+GAUGE_COLUMNS = (("value", "Value"), ("last", "Last"), ("mean", "Mean"), ("max", "Max"))
+
+
+def gauge_parts(
+    gauge: Gauge, members: list[Any], request: HttpRequest, span: Span
+) -> tuple[list[float | None], list[Series], GaugeBreakdown]:
+    """A labelled gauge's series over ``span`` grouped by the chosen label: per slice the last
+    values of the chosen series added up (as ``group_by(label)`` adds them), the top values'
+    lines (by their last value in the range) and "others"."""
+    n = len(span.starts)
+    found = breakdown.read(gauge, members, request.GET, span.step, span.starts)
+    groups = {value: _added(texts, n) for value, texts in found.groups.items()}
+    rest = _added(found.rest, n)
+    lasts = {value: _figures(line)["last"] or 0.0 for value, line in groups.items()}
+    top = breakdown.top_values(lasts)
+    beyond = [
+        _add([line[i] for v, line in groups.items() if v not in top] + [rest[i]]) for i in range(n)
+    ]
+    main = [_add([*(groups[v][i] for v in top), beyond[i]]) for i in range(n)]
+    by = found.choice.by
+    parts = [Series(breakdown.line_label(by, v), groups[v], part=True) for v in top]
+    rows = [breakdown.Row(v, _figures(groups[v])) for v in groups if v in top]
+    others = None
+    if any(value is not None for value in beyond):
+        parts.append(Series(breakdown.OTHERS, beyond, part=True))
+        others = breakdown.Row(breakdown.OTHERS, _figures(beyond), others=True)
+    return main, parts, GaugeBreakdown(found, rows, others)
+
+
+def _added(texts: list[list[Any]], n: int) -> list[float | None]:
+    """Per slice, the last values of several series added (``None``: none was set)."""
+    lasts = [[None if v is None else v[0] for v in map(slice_values, series)] for series in texts]
+    return [_add([series[i] for series in lasts]) for i in range(n)]
+
+
+def _add(values: list[float | None]) -> float | None:
+    held = [value for value in values if value is not None]
+    return sum(held) if held else None
+
+
+def _figures(line: list[float | None]) -> dict[str, float | None]:
+    held = [value for value in line if value is not None]
+    if not held:
+        return {"last": None, "mean": None, "max": None}
+    return {"last": held[-1], "mean": sum(held) / len(held), "max": max(held)}
 
 
 def gauge_chart(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     gauge = get_metric(Gauge, name_param(request))
     precision = chosen_precision(request, gauge)
     now = common.current_time()
-    chart = gauge_chart_data(gauge, precision, request, now)
+    chart, reading = gauge_reading(gauge, precision, request, now)
     latest = gauge.latest()
-    context.update(chart_context(request, context, gauge, precision, chart, now))
+    extra = [] if reading is None else reading.found.choice.pairs()
+    context.update(chart_context(request, context, gauge, precision, chart, now, extra))
     context.update(
         title=f"Gauge {gauge.name}",
         current=None if latest is None else latest[1],
         current_at=None if latest is None else labels.instant_label(latest[0], 1),
     )
+    if reading is not None:
+        context["breakdown"] = breakdown.table(
+            request, reading.found, reading.rows, reading.others, GAUGE_COLUMNS, "-last"
+        )
     return TemplateResponse(request, "django_redis_metrics/admin/gauge_chart.html", context)
 
 

@@ -1,49 +1,45 @@
-"""The dashboard's site-health tiles: error rate from the per-view status counters, and the
-slowest views from the per-view latency statistics.
+"""The dashboard's site-health tiles: error rate from the middleware's answers per view and
+status class, and the slowest views from its response times per view.
 
-Both read what the middleware names ``status:{view}:{class}`` (plain counters, ``class`` being
-``2xx`` ... ``5xx``; its ``VIEW_STATUS`` setting) and ``latency:{view}`` (``Statistic``\\ s of
-milliseconds; its ``VIEW_TIMER`` setting).
+Both read the series of the middleware's labelled metrics, ``HITS_COUNTER`` (``view``,
+``status``: ``2xx`` ... ``5xx``) and ``LATENCY_STATISTIC`` (``view``, milliseconds), and the
+per-view names written before labels (``status:{view}:{class}``, ``latency:{view}``), see
+:mod:`.viewsource`.
 """
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 
 from ..conf import conf
-from ..core.timeutil import slice_starts
+from ..core.timeutil import slice_start, slice_starts
+from ..statistic.histogram import parse_merged
 from . import charts
 from .common import with_query
 from .counters import window_plan
 from .sums import day_plans
-from .tilebase import Env, Finish, Metrics, Reads
-from .tiles import TemplateTile, midnight, name_pattern
+from .tilebase import Env, Finish, Metrics, Reads, chart_query
+from .tiles import ViewsTile, midnight
 
 STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx")
 
 
-class ErrorRateTile(TemplateTile):
+class ErrorRateTile(ViewsTile):
     """Requests answered with 4xx and 5xx, today and in the last hour, and the views with the
     most server errors."""
 
     name = "errors"
     title = "Errors"
     template = "django_redis_metrics/admin/tiles/errors.html"
-
-    def pattern(self) -> tuple[str, re.Pattern[str]] | None:
-        template = conf.VIEW_STATUS
-        if template is None or "{class}" not in template:
-            return None
-        return name_pattern(template, view=".+", **{"class": "[1-5]xx"})
+    ROLES = frozenset({"status"})
 
     def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
         queued = []
-        for match, counter in self.matching(metrics):
+        for entry, counter in self.stored(metrics, env):
             today = day_plans(counter, env.now).today
             hour = window_plan(counter, 3600)
             day_read = hour_read = None
@@ -51,9 +47,7 @@ class ErrorRateTile(TemplateTile):
                 day_read = reads("hmget", counter.key(today.precision), today.starts)
             if hour is not None:
                 hour_read = reads("hmget", counter.key(hour[0]), slice_starts(*hour, env.now))
-            queued.append(
-                (match.group("view"), match.group("class"), counter, today, day_read, hour_read)
-            )
+            queued.append((entry.view, entry.status, counter, today, day_read, hour_read))
         start = charts.input_value(midnight(env.now))
 
         def finish(replies: Sequence[Any]) -> dict[str, Any]:
@@ -87,7 +81,7 @@ class ErrorRateTile(TemplateTile):
             server_today = sum(row["server"] for row in rows)
             return {
                 "found": bool(queued),
-                "template": conf.VIEW_STATUS,
+                "counter": conf.HITS_COUNTER,
                 "today": {"total": all_today, "server": server_today},
                 "today_rate": rate(server_today, all_today),
                 "hour": {"total": sum(hour.values()), "server": hour.get("5xx", 0)},
@@ -103,52 +97,33 @@ def rate(part: int, whole: int) -> float | None:
     return round(100 * part / whole, 1) if whole else None
 
 
-def statistic_model() -> Any:
-    """The ``Statistic`` model, once the package has one (``None`` before)."""
-    import django_redis_metrics as package
-
-    return getattr(package, "Statistic", None)
-
-
-#: LATENCY HOOK: the method of ``Statistic`` this tile reads summaries through.
-#: ``statistic.summary_reads(precision, when) -> (commands, parse)``: ``commands`` is a list
-#: of ``(redis-py pipeline method name, args tuple)`` read in the dashboard's shared pipeline,
-#: and ``parse(replies)`` turns their replies (in order) into ``summary()``'s dict (``count``,
-#: ``sum``, ``min``, ``max``, ``mean``, ``stddev``). It keeps the dashboard at three round trips.
-SUMMARY_HOOK = "summary_reads"
-
-
-class SlowestViewsTile(TemplateTile):
-    """The views with the highest mean latency this hour (``latency:{view}`` statistics)."""
+class SlowestViewsTile(ViewsTile):
+    """The views with the highest mean latency this hour (the series of
+    ``LATENCY_STATISTIC``, and the ``latency:{view}`` statistics written before labels)."""
 
     name = "slowest_views"
     title = "Slowest views this hour"
     template = "django_redis_metrics/admin/tiles/slowest_views.html"
     PRECISION = 3600
-
-    def model(self) -> Any:
-        model = statistic_model()
-        return model if model is not None and hasattr(model, SUMMARY_HOOK) else None
-
-    def pattern(self) -> tuple[str, re.Pattern[str]] | None:
-        template = conf.VIEW_TIMER
-        return name_pattern(template, view=".+") if template else None
+    ROLES = frozenset({"timer"})
 
     def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
-        if self.model() is None or self.pattern() is None:
-            return lambda replies: {"unavailable": True, "hook": SUMMARY_HOOK}
-        queued: list[tuple[str, Any, list[int], Callable[[list[Any]], dict[str, Any]]]] = []
-        for match, statistic in self.matching(metrics):
-            commands, parse = getattr(statistic, SUMMARY_HOOK)(self.PRECISION, env.now)
-            ids = [reads(command, *args) for command, args in commands]
-            queued.append((match.group("view"), statistic, ids, parse))
+        queued: dict[str, list[tuple[Any, int, int]]] = defaultdict(list)
+        hour = slice_start(env.now, self.PRECISION)
+        for entry, statistic in self.stored(metrics, env):
+            if self.PRECISION in statistic.precisions:  # this hour's slice of each, merged
+                read = reads("hmget", statistic.key(self.PRECISION), [hour])
+                queued[entry.view].append((statistic, self.PRECISION, read))
 
         def finish(replies: Sequence[Any]) -> dict[str, Any]:
             rows = []
-            for view, statistic, ids, parse in queued:
-                summary = parse([replies[i] for i in ids])
+            for view, found in queued.items():
+                texts = [text for _, _, at in found for text in replies[at]]
+                summary = parse_merged(texts)
                 if summary.get("count"):
-                    rows.append({"view": view, **summary, "url": statistic_url(statistic.name)})
+                    statistic, precision, _ = found[0]
+                    url = statistic_url(statistic.name, precision)
+                    rows.append({"view": view, **summary, "url": url})
             rows.sort(key=lambda row: (-row["mean"], row["view"]))
             return {"rows": rows[: self.limit], "views_url": views_url()}
 
@@ -163,9 +138,12 @@ def views_url() -> str:
         return ""
 
 
-def statistic_url(name: str) -> str:
+def statistic_url(name: str, precision: int | None = None) -> str:
     """The statistic's admin page, if the admin has one."""
+    query: dict[str, Any] = chart_query(name)
+    if precision is not None:
+        query["precision"] = precision
     try:
-        return with_query(reverse("admin:django_redis_metrics_statisticmetric_chart"), name=name)
+        return with_query(reverse("admin:django_redis_metrics_statisticmetric_chart"), **query)
     except NoReverseMatch:
         return ""

@@ -12,7 +12,7 @@ from ..core.drive import drive
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, pipe_steps
 from ..core.timeutil import slice_start
-from . import charts, export, labels
+from . import breakdown, charts, export, labels
 from .charts import Chart, Series, Span
 from .common import label, refresh_seconds, with_query
 from .controls import range_form
@@ -23,10 +23,8 @@ CHART_POINTS = 120
 
 
 def get_metric(model: type[M], name: str) -> M:
-    try:
-        return model.objects.get(name)  # type: ignore[attr-defined,no-any-return]
-    except LookupError as exc:
-        raise Http404(str(exc)) from exc
+    """The metric ``name`` (a labelled one too, found by its series), else ``Http404``."""
+    return breakdown.find(model, name)
 
 
 def default_precision(metric: SlicedMetric) -> int:
@@ -55,12 +53,16 @@ def kept_since(metric: SlicedMetric, precision: int, now: float) -> int:
 
 def read_span(
     metric: SlicedMetric, precision: int, params: QueryDict, now: float
-) -> tuple[Span, list[Any]]:
-    """The slices of the chosen range (``?start=&end=``, else the newest) and their stored
-    texts (``None`` for an empty slice): one round trip."""
+) -> tuple[Span, list[Any], list[Any]]:
+    """The slices of the chosen range (``?start=&end=``, else the newest), their stored texts
+    (``None`` for an empty slice) and the metric's series (none for a plain metric; see
+    ``breakdown.py``): one round trip."""
     oldest = kept_since(metric, precision, now)
     span = charts.chosen_span(params, precision, now, oldest, min(CHART_POINTS, metric.samples))
-    return span, list(drive(pipe_steps([Op("hmget", metric.key(precision), span.starts)]))[0])
+    texts, members = drive(
+        pipe_steps([Op("hmget", metric.key(precision), span.starts), breakdown.listing_op(metric)])
+    )
+    return span, list(texts), list(members)
 
 
 def band_chart(
@@ -97,28 +99,41 @@ def chart_context(
     precision: int,
     chart: Chart,
     now: float,
+    extra: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """What a chart page's template needs besides its own figures: links to each precision,
-    the range form and the export links, all keeping the chosen range."""
+    the range form and the export links, all keeping the chosen range (and ``extra``: a
+    breakdown's group-by and filters)."""
     urls = context["metrics_urls"]
     kept = {
         key: value for key, value in charts.range_query(request.GET).items() if key != "compare"
     }
     query = {"name": metric.name, "precision": precision, **kept}
+    form = range_form(
+        request,
+        {"name": metric.name, "precision": precision},
+        kept_since(metric, precision, now),
+        now,
+        precision,
+    )
+    form["hidden"] += list(extra)
     return {
-        "data_url": with_query(urls["data"], **query),
-        "export_urls": export.links(urls["data"], query),
+        "data_url": breakdown.extended(with_query(urls["data"], **query), extra),
+        "export_urls": {
+            fmt: breakdown.extended(url, extra)
+            for fmt, url in export.links(urls["data"], query).items()
+        },
         "precision_links": [
-            (p, label(p), with_query(urls["chart"], name=metric.name, precision=p, **kept))
+            (
+                p,
+                label(p),
+                breakdown.extended(
+                    with_query(urls["chart"], name=metric.name, precision=p, **kept), extra
+                ),
+            )
             for p in metric.precisions
         ],
-        "range_form": range_form(
-            request,
-            {"name": metric.name, "precision": precision},
-            kept_since(metric, precision, now),
-            now,
-            precision,
-        ),
+        "range_form": form,
         "metric_name": metric.name,
         "metric": metric,
         "precision": precision,

@@ -3,7 +3,8 @@ chart per statistic: the mean per slice with its p50-p95 band."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -11,17 +12,18 @@ from django.template.response import TemplateResponse
 
 from ..conf import conf
 from ..core.drive import drive
+from ..core.labelling import split
 from ..core.steps import Op, pipe_steps
 from ..core.timeutil import slice_starts
 from ..models import StatisticMetric
 from ..statistic import Statistic
-from ..statistic.histogram import Summary, parse, parse_merged
-from . import common, export
-from .charts import Chart
+from ..statistic.histogram import Slice, Summary, empty, merge, parse, parse_merged, summarize
+from . import breakdown, common, export
+from .charts import Chart, Series, Span
 from .common import KindPages, listing_page, name_param
 from .counters import window_plan
 from .sliced import band_chart, chart_context, chosen_precision, get_metric, read_span
-from .tiles import name_pattern
+from .viewsource import LEGACY_TIMER, name_pattern
 
 #: The list's window: the slices covering the last hour, merged (see ``window_plan``).
 LIST_WINDOW = 3600
@@ -42,14 +44,18 @@ def window_summaries(statistics: Sequence[Statistic], seconds: int, now: float) 
 
 
 def is_view_timer(name: str) -> bool:
-    """Whether the middleware names this statistic (``VIEW_TIMER``): its values are ms."""
-    template = conf.VIEW_TIMER
-    return bool(template and name_pattern(template, view=".+")[1].match(name))
+    """Whether the middleware writes this statistic, so its values are ms: the labelled
+    ``LATENCY_STATISTIC`` or one of its series, or a per-view statistic named as before labels
+    (``VIEW_TIMER``, or its old default ``latency:{view}``)."""
+    if conf.LATENCY_STATISTIC is not None and split(name).name == conf.LATENCY_STATISTIC:
+        return True
+    templates = {template for template in (conf.VIEW_TIMER, LEGACY_TIMER) if template}
+    return any(name_pattern(template, view=".+")[1].match(name) for template in templates)
 
 
 def statistic_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
-    page, query, count = listing_page(request, Statistic.objects.names())
-    statistics = Statistic.objects.many(page.object_list)
+    page, query, count = listing_page(request, Statistic.objects.get_queryset())
+    statistics = list(page.object_list)
     now = common.current_time()
     summaries = window_summaries(statistics, LIST_WINDOW, now)
     context.update(
@@ -70,8 +76,25 @@ def statistic_chart_data(
     statistic: Statistic, precision: int, request: HttpRequest, now: float
 ) -> tuple[Chart, Summary]:
     """The chart of the chosen range, and the summary of that whole range merged."""
-    span, texts = read_span(statistic, precision, request.GET, now)
-    summaries = [parse(text) for text in texts]
+    chart, whole, _ = statistic_reading(statistic, precision, request, now)
+    return chart, whole
+
+
+def statistic_reading(
+    statistic: Statistic, precision: int, request: HttpRequest, now: float
+) -> tuple[Chart, Summary, StatisticBreakdown | None]:
+    """The chart, the whole range's summary, and for a labelled statistic its breakdown."""
+    span, texts, members = read_span(statistic, precision, request.GET, now)
+    found = None
+    if members:
+        slices, parts, found = statistic_parts(statistic, members, request, span, texts)
+        summaries = [empty() if s is None else summarize(s) for s in slices]
+        merged = _merged(slices)
+        whole = empty() if merged is None else summarize(merged)
+    else:
+        parts = []
+        summaries = [parse(text) for text in texts]
+        whole = parse_merged(texts)
     chart = band_chart(
         statistic,
         "statistic",
@@ -83,20 +106,101 @@ def statistic_chart_data(
         ],
         unit="ms" if is_view_timer(statistic.name) else "",
     )
-    return chart, parse_merged(texts)
+    chart.series += parts
+    return chart, whole, found
+
+
+@dataclass
+class StatisticBreakdown:
+    """A labelled statistic's series read for its page: what its table shows."""
+
+    found: breakdown.Found
+    rows: list[breakdown.Row]
+    others: breakdown.Row | None
+
+
+#: The breakdown table's columns: ``(sort key, heading)``.
+STATISTIC_COLUMNS = (
+    ("value", "Value"),
+    ("count", "Count"),
+    ("share", "Share"),
+    ("mean", "Mean"),
+    ("p95", "p95"),
+)
+
+
+def statistic_parts(
+    statistic: Statistic, members: list[Any], request: HttpRequest, span: Span, own: list[Any]
+) -> tuple[list[Slice | None], list[Series], StatisticBreakdown]:
+    """A labelled statistic's series over ``span`` grouped by the chosen label: each slice of
+    the chosen series merged (the statistic's own slices too without filters), the top values'
+    mean lines and "others", and the table's rows (count, share, mean, p95 over the range)."""
+    n = len(span.starts)
+    found = breakdown.read(
+        statistic, members, request.GET, span.step, span.starts, breakdown.MAX_READ_STATISTIC
+    )
+    rest = [*found.rest, *([] if found.choice.filters else [own])]
+    groups = {value: _merged_slices(texts, n) for value, texts in found.groups.items()}
+    wholes = {value: _merged(slices) for value, slices in groups.items()}
+    counts = {value: whole.count if whole else 0 for value, whole in wholes.items()}
+    top = breakdown.top_values(counts)
+    left = [groups[v] for v in groups if v not in top] + [_merged_slices(rest, n)]
+    beyond = [_merged(s[i] for s in left) for i in range(n)]
+    main = [_merged([*(groups[v][i] for v in top), beyond[i]]) for i in range(n)]
+    total = sum(s.count for s in main if s)
+    by = found.choice.by
+    parts = [
+        Series(breakdown.line_label(by, v), [_mean(s) for s in groups[v]], part=True) for v in top
+    ]
+    rows = [breakdown.Row(v, _figures(wholes[v], total)) for v in groups if v in top]
+    others = None
+    if len(groups) > len(top) or any(beyond):
+        parts.append(Series(breakdown.OTHERS, [_mean(s) for s in beyond], part=True))
+        rest_whole = _merged(beyond)
+        others = breakdown.Row(breakdown.OTHERS, _figures(rest_whole, total), others=True)
+    return main, parts, StatisticBreakdown(found, rows, others)
+
+
+def _merged_slices(texts: list[list[Any]], n: int) -> list[Slice | None]:
+    """Per slice, several series' stored slices merged (``None``: none holds a value)."""
+    parsed = [[None if t is None else Slice.from_text(t) for t in series] for series in texts]
+    return [_merged(series[i] for series in parsed) for i in range(n)]
+
+
+def _merged(slices: Iterable[Slice | None]) -> Slice | None:
+    return merge(s for s in slices if s is not None)
+
+
+def _mean(found: Slice | None) -> float | None:
+    return None if found is None else found.total / found.count
+
+
+def _figures(found: Slice | None, total: int) -> dict[str, float | None]:
+    summary = empty() if found is None else summarize(found)
+    return {
+        "count": summary["count"],
+        "share": summary["count"] / total if total else None,
+        "mean": summary["mean"],
+        "p95": summary["p95"],
+    }
 
 
 def statistic_chart(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     statistic = get_metric(Statistic, name_param(request))
     precision = chosen_precision(request, statistic)
     now = common.current_time()
-    chart, whole = statistic_chart_data(statistic, precision, request, now)
-    context.update(chart_context(request, context, statistic, precision, chart, now))
+    chart, whole, found = statistic_reading(statistic, precision, request, now)
+    extra = [] if found is None else found.found.choice.pairs()
+    context.update(chart_context(request, context, statistic, precision, chart, now, extra))
     context.update(
         title=f"Statistic {statistic.name}",
         whole=whole,
         whole_values=[whole[key] for key in ("mean", "stddev", "min", "p50", "p95", "p99", "max")],
     )
+    if found is not None:
+        context["breakdown"] = breakdown.table(
+            request, found.found, found.rows, found.others, STATISTIC_COLUMNS, "-count"
+        )
     return TemplateResponse(request, "django_redis_metrics/admin/statistic_chart.html", context)
 
 

@@ -1,6 +1,7 @@
 """What a dashboard tile is: three steps, each folded into one pipeline shared by every tile.
 
-1. ``lookups()``: catalogue names by prefix (``hits:`` finds the per-view counters);
+1. ``lookups()``: catalogue names by prefix (``hits`` and the label separator find the series
+   of ``hits``);
 2. ``wants(found)``: the metrics whose stored configuration (precisions, periods) it needs;
 3. ``queue(reads, metrics, env)``: its reads, returning how to turn their replies into the
    context of its template.
@@ -18,8 +19,10 @@ from typing import Any, ClassVar
 from django.urls import reverse
 
 from ..core.base import Metric
+from ..core.labelling import split
 from ..core.steps import Op
 from ..core.validation import shown
+from .breakdown import filter_param
 from .common import with_query
 
 #: The metrics the tiles wanted, by ``(kind, name)``; ``None`` when nothing is stored.
@@ -60,10 +63,12 @@ class Links:
         self.bitmap_url = url("uniquebitmapmetric", "detail")
 
     def counter(self, name: str, **query: Any) -> str:
-        return with_query(self.counter_url, name=name, **query)
+        """The chart of counter ``name``; of a series, its metric's chart filtered by its
+        labels."""
+        return with_query(self.counter_url, **chart_query(name), **query)
 
     def counter_data(self, name: str, **query: Any) -> str:
-        return with_query(self.counter_data_url, name=name, **query)
+        return with_query(self.counter_data_url, **chart_query(name), **query)
 
     def series(self, name: str, **query: Any) -> str:
         return with_query(self.series_url, name=name, **query)
@@ -106,6 +111,16 @@ class Tile:
 
     def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
         raise NotImplementedError
+
+
+def chart_query(name: str) -> dict[str, str]:
+    """The query of the chart page showing ``name``: a series is its metric's page filtered by
+    its labels (``?name=hits&view=home&status=2xx``, see ``breakdown.py``); a metric's
+    ``__other__`` series, the metric's whole page."""
+    parsed = split(name)
+    if not parsed.is_series:
+        return {"name": name}
+    return {"name": parsed.name, **{filter_param(k): v for k, v in parsed.labels}}
 
 
 def limit_option(value: object) -> int:

@@ -5,24 +5,26 @@ Days are the site's days (``sums.py``); every number links to the chart it comes
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from django.http import QueryDict
 
 from ..bitmaps import UniqueBitmap
 from ..conf import conf
+from ..core.labelling import SEPARATOR
 from ..core.periods import period_class
 from ..core.timeutil import slice_starts
 from ..counter import Counter
 from ..events import EventSeries
 from ..events.codec import score
-from . import charts, labels
+from . import charts, labels, viewsource
 from .common import as_int, refresh_seconds
 from .counters import sparkline_precision, window_plan
-from .sums import day_plans
+from .sums import SpanPlan, day_plans
 from .tilebase import Env, Finish, Lookup, Metrics, Reads, Tile, limit_option
+from .viewsource import REQUESTS
 
 #: Points of the dashboard's requests-per-minute chart.
 RATE_POINTS = 60
@@ -64,72 +66,123 @@ class OneMetricTile(Tile):
 
 
 class HitsTile(OneMetricTile):
-    """Requests: the last minute, today vs the same time yesterday, and a per-minute chart."""
+    """Requests: the last minute, today vs the same time yesterday, and a per-minute chart.
+
+    The counter read as a whole: its own slices (what an unlabelled counter, or the
+    middleware before labels, wrote) and those of each of its series (``HITS_COUNTER`` is
+    labelled by view and status), added slice by slice."""
 
     name = "hits"
     title = "Requests"
     template = "django_redis_metrics/admin/tiles/hits.html"
     setting = "HITS_COUNTER"
 
+    def lookups(self) -> list[Lookup]:
+        name = self.metric_name()
+        return [Lookup(self.model.KIND, name + SEPARATOR)] if name else []
+
+    def wants(self, found: Mapping[Lookup, list[str]]) -> list[tuple[type[Any], str]]:
+        name = self.metric_name()
+        if not name:
+            return []
+        series = found.get(Lookup(self.model.KIND, name + SEPARATOR), [])
+        return [(self.model, name), *((self.model, member) for member in series)]
+
     def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
-        counter = metrics.get((Counter.KIND, self.metric_name() or ""))
-        if not isinstance(counter, Counter):
+        name = self.metric_name() or ""
+        members = [
+            metric
+            for (kind, member), metric in metrics.items()
+            if kind == Counter.KIND
+            and (member == name or member.startswith(name + SEPARATOR))
+            and isinstance(metric, Counter)
+        ]
+        if not name or not members:
             return self.missing()
+        counter = next((m for m in members if m.name == name), members[0])
         days = day_plans(counter, env.now)
-        ids: dict[str, int] = {}
-        for key, plan in (("today", days.today), ("yesterday", days.yesterday)):
-            if plan is not None:
-                ids[key] = reads("hmget", counter.key(plan.precision), plan.starts)
         minute = window_plan(counter, 60)
-        if minute is not None:
-            ids["minute"] = reads("hmget", counter.key(minute[0]), slice_starts(*minute, env.now))
         step = 60 if 60 in counter.precisions else sparkline_precision(counter)
         oldest = int(env.now // step) * step - (counter.samples - 1) * step
         points = min(RATE_POINTS, counter.samples)
         span = charts.chosen_span(QueryDict(), step, env.now, oldest, points)
-        ids["chart"] = reads("hmget", counter.key(step), span.starts)
+        queued = [_queue_hits(reads, member, env.now, step, span.starts) for member in members]
         start = charts.input_value(days.midnight)
 
         def finish(replies: Any) -> dict[str, Any]:
-            today = yesterday = None
-            if days.today is not None:
-                today = int(days.today.total(replies[ids["today"]]))
-            if days.yesterday is not None:
-                yesterday = round(days.yesterday.total(replies[ids["yesterday"]]))
-            chart = charts.slice_chart(
-                counter.name,
-                "counter",
-                span,
-                [as_int(v) for v in replies[ids["chart"]]],
-                refresh_seconds(step),
-            )
+            today = yesterday = minutes = None
+            values = [0] * len(span.starts)
+            for read in queued:
+                if read.today is not None:
+                    today = (today or 0) + int(read.today[0].total(replies[read.today[1]]))
+                if read.yesterday is not None:
+                    plan, at = read.yesterday
+                    yesterday = (yesterday or 0) + plan.total(replies[at])
+                if read.minute is not None:
+                    minutes = (minutes or 0) + sum(as_int(v) for v in replies[read.minute])
+                if read.chart is not None:
+                    values = [
+                        a + as_int(b) for a, b in zip(values, replies[read.chart], strict=True)
+                    ]
+            chart = charts.slice_chart(name, "counter", span, values, refresh_seconds(step))
             links = env.links
             return {
-                "counter": counter.name,
-                "minute": sum(as_int(v) for v in replies[ids["minute"]]) if minute else None,
-                "minute_url": links.counter(counter.name, precision=minute[0]) if minute else "",
+                "counter": name,
+                "minute": minutes if minute else None,
+                "minute_url": links.counter(name, precision=minute[0]) if minute else "",
                 "today": today,
-                "today_url": links.counter(
-                    counter.name, precision=days.today.precision, start=start
-                )
+                "today_url": links.counter(name, precision=days.today.precision, start=start)
                 if days.today
                 else "",
-                "yesterday": yesterday,
+                "yesterday": None if yesterday is None else round(yesterday),
                 "yesterday_url": links.counter(
-                    counter.name, precision=days.yesterday.precision, compare="day", start=start
+                    name, precision=days.yesterday.precision, compare="day", start=start
                 )
                 if days.yesterday
                 else "",
                 "yesterday_estimated": bool(days.yesterday and days.yesterday.cut is not None),
-                "change": change(today, yesterday),
+                "change": change(today, None if yesterday is None else round(yesterday)),
                 "chart": chart,
                 "payload": chart.payload(env.now),
-                "chart_url": links.counter(counter.name, precision=step),
-                "data_url": links.counter_data(counter.name, precision=step, points=points),
+                "chart_url": links.counter(name, precision=step),
+                "data_url": links.counter_data(name, precision=step, points=points),
                 "rate": labels.rate(step),
             }
 
         return finish
+
+
+@dataclass
+class _HitsReads:
+    """The reads of one counter (or series) of the hits tile: ``(plan, reply number)`` of
+    today and yesterday, the reply numbers of the last minute and of the chart."""
+
+    today: tuple[SpanPlan, int] | None
+    yesterday: tuple[SpanPlan, int] | None
+    minute: int | None
+    chart: int | None
+
+
+def _queue_hits(
+    reads: Reads, counter: Counter, now: float, step: int, starts: list[int]
+) -> _HitsReads:
+    days = day_plans(counter, now)
+    found: list[tuple[SpanPlan, int] | None] = []
+    for plan in (days.today, days.yesterday):
+        found.append(
+            None
+            if plan is None
+            else (plan, reads("hmget", counter.key(plan.precision), plan.starts))
+        )
+    minute = window_plan(counter, 60)
+    return _HitsReads(
+        found[0],
+        found[1],
+        None
+        if minute is None
+        else reads("hmget", counter.key(minute[0]), slice_starts(*minute, now)),
+        reads("hmget", counter.key(step), starts) if step in counter.precisions else None,
+    )
 
 
 class ActiveUsersTile(OneMetricTile):
@@ -163,86 +216,64 @@ class ActiveUsersTile(OneMetricTile):
         return finish
 
 
-def name_pattern(template: str, **groups: str) -> tuple[str, re.Pattern[str]]:
-    """The literal prefix of a name template (``hits:{view}`` -> ``hits:``), and a regular
-    expression matching the names it makes, with a group per placeholder."""
-    prefix = template.split("{", 1)[0]
-    pattern = re.escape(template)
-    for group, regex in groups.items():
-        pattern = pattern.replace(re.escape("{" + group + "}"), f"(?P<{group}>{regex})")
-    return prefix, re.compile(pattern + r"\Z")
+class ViewsTile(Tile):
+    """A tile over the middleware's per-view metrics of some ``ROLES`` (see
+    :mod:`.viewsource`: the labelled series, and the names written before labels)."""
 
-
-class TemplateTile(Tile):
-    """A tile over the metrics whose names a template makes (``hits:{view}``): it looks up
-    only the names starting with the template's literal prefix, and keeps those matching."""
-
+    ROLES: ClassVar[frozenset[str]] = REQUESTS
     default_limit = 5
 
     def __init__(self, limit: int | None = None, **options: Any) -> None:
         super().__init__(**options)
         self.limit = limit_option(self.default_limit if limit is None else limit)
 
-    def model(self) -> Any:
-        """The model of the metrics (``None``: not available, the tile reads nothing)."""
-        return Counter
-
-    def pattern(self) -> tuple[str, re.Pattern[str]] | None:
-        raise NotImplementedError
-
     def lookups(self) -> list[Lookup]:
-        model, found = self.model(), self.pattern()
-        return [Lookup(model.KIND, found[0])] if model is not None and found else []
+        return viewsource.lookups(self.ROLES)
 
     def wants(self, found: Mapping[Lookup, list[str]]) -> list[tuple[type[Any], str]]:
-        model, pattern = self.model(), self.pattern()
-        if model is None or pattern is None:
-            return []
-        names = found.get(Lookup(model.KIND, pattern[0]), [])
-        return [(model, name) for name in names if pattern[1].match(name)]
+        return [(entry.model, entry.name) for entry in viewsource.per_view(found, self.ROLES)]
 
-    def matching(self, metrics: Metrics) -> list[tuple[re.Match[str], Any]]:
-        """``(name match, metric)`` of the wanted metrics that hold data, by name."""
-        model, pattern = self.model(), self.pattern()
-        if model is None or pattern is None:
-            return []
+    def stored(self, metrics: Metrics, env: Env) -> list[tuple[viewsource.PerView, Any]]:
+        """``(entry, metric)`` of the per-view metrics that hold data, by view."""
         found = []
-        for (kind, name), metric in sorted(metrics.items()):
-            match = pattern[1].match(name) if kind == model.KIND else None
-            if match is not None and metric is not None:
-                found.append((match, metric))
+        for entry in viewsource.per_view(env.found, self.ROLES):
+            metric = metrics.get((entry.kind, entry.name))
+            if metric is not None:
+                found.append((entry, metric))
         return found
 
 
-class TopViewsTile(TemplateTile):
-    """The views with the most requests today (the middleware's per-view counters)."""
+class TopViewsTile(ViewsTile):
+    """The views with the most requests today: each view's answers of every status class (the
+    series of ``HITS_COUNTER``, and the per-view names written before labels)."""
 
     name = "top_views"
     title = "Top views today"
     template = "django_redis_metrics/admin/tiles/top_views.html"
     default_limit = 10
 
-    def pattern(self) -> tuple[str, re.Pattern[str]] | None:
-        template = conf.VIEW_COUNTER
-        return name_pattern(template, view=".+") if template else None
-
     def queue(self, reads: Reads, metrics: Metrics, env: Env) -> Finish:
         wanted = []
-        for match, counter in self.matching(metrics):
+        for entry, counter in self.stored(metrics, env):
             plan = day_plans(counter, env.now).today
             if plan is not None:
                 read = reads("hmget", counter.key(plan.precision), plan.starts)
-                wanted.append((match.group("view"), counter, plan, read))
+                wanted.append((entry.view, counter, plan, read))
         start = charts.input_value(midnight(env.now))
 
         def finish(replies: Any) -> dict[str, Any]:
+            counts: dict[str, int] = {}
+            urls: dict[str, tuple[int, str]] = {}
+            for view, counter, plan, read in wanted:
+                count = int(plan.total(replies[read]))
+                counts[view] = counts.get(view, 0) + count
+                # the link: the view's busiest metric (one status class of it, most often 2xx)
+                if count > urls.get(view, (-1, ""))[0]:
+                    url = env.links.counter(counter.name, precision=plan.precision, start=start)
+                    urls[view] = (count, url)
             rows: list[dict[str, Any]] = [
-                {
-                    "view": view,
-                    "count": int(plan.total(replies[read])),
-                    "url": env.links.counter(counter.name, precision=plan.precision, start=start),
-                }
-                for view, counter, plan, read in wanted
+                {"view": view, "count": count, "url": urls[view][1]}
+                for view, count in counts.items()
             ]
             rows.sort(key=lambda row: (-row["count"], row["view"]))
             return {"rows": [row for row in rows if row["count"]][: self.limit]}

@@ -16,6 +16,7 @@ from ..core.connection import get_redis_connection
 from . import common, labels
 from .common import label, with_query
 from .counters import window_plan
+from .tilebase import chart_query
 from .viewstats import WINDOWS, Figures, ViewMetrics, find_views, view_figures
 
 #: Columns of each window: ``(key, heading, Figures attribute)``.
@@ -86,7 +87,7 @@ def chart_links(namespace: str) -> Callable[[str, str, int | None], str]:
     }
 
     def link(model: str, name: str, precision: int | None) -> str:
-        query: dict[str, Any] = {"name": name}
+        query: dict[str, Any] = chart_query(name)
         if precision is not None:
             query["precision"] = precision
         return with_query(urls[model], **query)
@@ -95,13 +96,13 @@ def chart_links(namespace: str) -> Callable[[str, str, int | None], str]:
 
 
 def requests_url(view: ViewMetrics, seconds: int, found: Figures, link: Callable[..., str]) -> str:
-    """The chart behind a window's request count: the hit counter (every request) at the
-    precision covering the window, else the 2xx status counter."""
-    if view.hits is not None:
-        plan = window_plan(view.hits, seconds)
-        return link("counter", view.hits.name, plan[0] if plan else None)
-    if "2xx" in view.status and found.counter_precision:
-        return link("counter", view.status["2xx"].name, found.counter_precision)
+    """The chart behind a window's request count: the 2xx answers (the series of the view's
+    most requests), else the hit counter, at the precision covering the window."""
+    if view.status.get("2xx") and found.counter_precision:
+        return link("counter", view.status["2xx"][0].name, found.counter_precision)
+    if view.hits:
+        plan = window_plan(view.hits[0], seconds)
+        return link("counter", view.hits[0].name, plan[0] if plan else None)
     return ""
 
 
@@ -116,11 +117,11 @@ def row_of(
             {
                 "figures": found,
                 "requests_url": requests_url(view, seconds, found, link),
-                "client_url": link("counter", status["4xx"].name, found.counter_precision)
-                if "4xx" in status
+                "client_url": link("counter", status["4xx"][0].name, found.counter_precision)
+                if status.get("4xx")
                 else "",
-                "server_url": link("counter", status["5xx"].name, found.counter_precision)
-                if "5xx" in status
+                "server_url": link("counter", status["5xx"][0].name, found.counter_precision)
+                if status.get("5xx")
                 else "",
                 "timer_url": link("statistic", view.timer.name, found.timer_precision)
                 if view.timer is not None
@@ -133,7 +134,7 @@ def row_of(
         "figures": figures,
         "windows": windows,
         "url": link("statistic", view.timer.name, None) if view.timer else "",
-        "hits_url": link("counter", view.hits.name, None) if view.hits else "",
+        "hits_url": link("counter", view.hits[0].name, None) if view.hits else "",
     }
 
 

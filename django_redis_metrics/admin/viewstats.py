@@ -1,24 +1,23 @@
 """The figures of the Views page: per view, requests, error rates and response times over the
 last hour and the last day, from what the middleware records.
 
-A view's metrics are found by name: its ``Statistic`` ``VIEW_TIMER`` (``latency:{view}``), its
-status-class counters ``VIEW_STATUS`` (``status:{view}:{class}``) and its hit counter
-``VIEW_COUNTER`` (``hits:{view}``). A window is the newest slices covering it at the finest
-precision that keeps enough of them (``counters.window_plan``: by default 60 one-minute slices
-for the last hour, 24 one-hour slices for the last day, the current slice included); a
-statistic's slices are merged into one summary (``histogram.parse_merged``). Everything is read
-in three round trips whatever the number of views: names, configurations, slices.
+A view's metrics are the series of the middleware's labelled metrics, ``HITS_COUNTER`` (by
+``view`` and ``status`` class) and ``LATENCY_STATISTIC`` (by ``view``), and the per-view names
+written before labels (``hits:{view}``, ``status:{view}:{class}``, ``latency:{view}``), added
+while no longer written (see :mod:`.viewsource`). A window is the newest slices covering it at
+the finest precision that keeps enough of them (``counters.window_plan``: by default 60
+one-minute slices for the last hour, 24 one-hour slices for the last day, the current slice
+included); a statistic's slices are merged into one summary (``histogram.parse_merged``).
+Everything is read in three round trips whatever the number of views: names,
+configurations, slices.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..conf import conf
-from ..core.base import Metric
 from ..core.connection import RedisClient
 from ..core.drive import drive
 from ..core.sliced import SlicedMetric
@@ -27,12 +26,11 @@ from ..core.timeutil import slice_starts
 from ..counter import Counter
 from ..statistic import Statistic
 from ..statistic.histogram import parse_merged
+from . import viewsource
 from .common import as_int
 from .counters import window_plan
 from .dashboard import configured, lookup_names
 from .health_tiles import rate
-from .tilebase import Lookup
-from .tiles import name_pattern
 
 #: The windows shown: ``(key, heading, seconds)``.
 WINDOWS: tuple[tuple[str, str, int], ...] = (
@@ -43,12 +41,19 @@ WINDOWS: tuple[tuple[str, str, int], ...] = (
 
 @dataclass
 class ViewMetrics:
-    """The metrics the middleware keeps for one view (``None``/empty where it keeps none)."""
+    """The metrics the middleware keeps for one view: its response times, its answers per
+    status class, and its requests where no class is known (each a list: the labelled series
+    and the names written before labels add up)."""
 
     view: str
-    timer: Statistic | None = None
-    hits: Counter | None = None
-    status: dict[str, Counter] = field(default_factory=dict)
+    timers: list[Statistic] = field(default_factory=list)
+    hits: list[Counter] = field(default_factory=list)
+    status: dict[str, list[Counter]] = field(default_factory=dict)
+
+    @property
+    def timer(self) -> Statistic | None:
+        """The view's first statistic (the page links to it)."""
+        return self.timers[0] if self.timers else None
 
 
 @dataclass
@@ -75,19 +80,6 @@ class Figures:
         return None if self.server_errors is None else rate(self.server_errors, self.requests or 0)
 
 
-def patterns() -> list[tuple[str, type[Metric], str, re.Pattern[str]]]:
-    """``(role, model, literal prefix, pattern)`` of each name template that is turned on."""
-    found: list[tuple[str, type[Metric], str, re.Pattern[str]]] = []
-    if conf.VIEW_TIMER:
-        found.append(("timer", Statistic, *name_pattern(conf.VIEW_TIMER, view=".+")))
-    if conf.VIEW_STATUS and "{class}" in conf.VIEW_STATUS:
-        classes = {"class": "[1-5]xx"}
-        found.append(("status", Counter, *name_pattern(conf.VIEW_STATUS, view=".+", **classes)))
-    if conf.VIEW_COUNTER:
-        found.append(("hits", Counter, *name_pattern(conf.VIEW_COUNTER, view=".+")))
-    return found
-
-
 def find_views(client: RedisClient | None = None) -> list[ViewMetrics]:
     """Every view the middleware recorded something for, with its metrics as stored: two
     round trips (catalogue names by prefix, then the configurations)."""
@@ -95,29 +87,21 @@ def find_views(client: RedisClient | None = None) -> list[ViewMetrics]:
 
 
 def find_views_steps() -> Steps[list[ViewMetrics]]:
-    chosen = patterns()
-    lookups = sorted({Lookup(model.KIND, prefix) for _, model, prefix, _ in chosen})
-    found = yield from lookup_names(lookups)
-    matched: list[tuple[str, str, str, type[Metric], str]] = []
-    for role, model, prefix, pattern in chosen:
-        for name in found[Lookup(model.KIND, prefix)]:
-            match = pattern.match(name)
-            if match:
-                cls = match.group("class") if role == "status" else ""
-                matched.append((role, match.group("view"), cls, model, name))
-    metrics = yield from configured(list(dict.fromkeys((m, n) for *_, m, n in matched)))
+    found = yield from lookup_names(viewsource.lookups())
+    entries = viewsource.per_view(found)
+    metrics = yield from configured(list(dict.fromkeys((e.model, e.name) for e in entries)))
     views: dict[str, ViewMetrics] = {}
-    for role, view, cls, model, name in matched:
-        metric = metrics.get((model.KIND, name))
+    for entry in entries:
+        metric = metrics.get((entry.kind, entry.name))
         if metric is None:
             continue
-        entry = views.setdefault(view, ViewMetrics(view))
-        if role == "timer" and isinstance(metric, Statistic):
-            entry.timer = metric
-        elif role == "status" and isinstance(metric, Counter):
-            entry.status[cls] = metric
-        elif role == "hits" and isinstance(metric, Counter) and entry.hits is None:
-            entry.hits = metric
+        view = views.setdefault(entry.view, ViewMetrics(entry.view))
+        if entry.role == "timer" and isinstance(metric, Statistic):
+            view.timers.append(metric)
+        elif entry.role == "status" and isinstance(metric, Counter):
+            view.status.setdefault(entry.status, []).append(metric)
+        elif entry.role == "hits" and isinstance(metric, Counter):
+            view.hits.append(metric)
     return sorted(views.values(), key=lambda v: v.view)
 
 
@@ -152,47 +136,59 @@ def view_figures(
     for view in views:
         per_window = {}
         for key, _, seconds in WINDOWS:
-            timer = plans.queue(view.timer, key, seconds) if view.timer else None
-            status = {c: plans.queue(counter, key, seconds) for c, counter in view.status.items()}
-            hits = plans.queue(view.hits, key, seconds) if view.hits else None
-            per_window[key] = (timer, status, hits)
+            timers = [plans.queue(timer, key, seconds) for timer in view.timers]
+            status = {
+                c: [plans.queue(counter, key, seconds) for counter in counters]
+                for c, counters in view.status.items()
+            }
+            hits = [plans.queue(counter, key, seconds) for counter in view.hits]
+            per_window[key] = (timers, status, hits)
         queued.append(per_window)
     replies = drive(pipe_steps(plans.reads))
     results = []
     for per_window in queued:
         figures = {}
-        for key, (timer, status, hits) in per_window.items():
-            figures[key] = window_figures(replies, timer, status, hits)
+        for key, (timers, status, hits) in per_window.items():
+            figures[key] = window_figures(replies, timers, status, hits)
         results.append(figures)
     return results, plans.used
 
 
+Read = tuple[int, int] | None
+
+
 def window_figures(
     replies: Sequence[Any],
-    timer: tuple[int, int] | None,
-    status: dict[str, tuple[int, int] | None],
-    hits: tuple[int, int] | None,
+    timers: list[Read],
+    status: dict[str, list[Read]],
+    hits: list[Read],
 ) -> Figures:
-    """One window's figures from the replies of its reads. Requests are the sum of the status
-    classes when the middleware counts them, else the hit counter, else the timed requests."""
+    """One window's figures from the replies of its reads. Requests are the answers of every
+    status class plus the hits counted without one, else the timed requests."""
     found = Figures()
-    if timer is not None:
-        summary = parse_merged(replies[timer[0]])
+    timed = [read for read in timers if read is not None]
+    if timed:
+        summary = parse_merged([text for read in timed for text in replies[read[0]]])
         found.timed, found.mean, found.p95, found.max = (
             summary["count"],
             summary["mean"],
             summary["p95"],
             summary["max"],
         )
-        found.timer_precision = timer[1]
+        found.timer_precision = timed[0][1]
         found.requests = found.timed
-    classes = {c: sum(as_int(v) for v in replies[read[0]]) for c, read in status.items() if read}
-    if classes:
-        found.requests = sum(classes.values())
-        found.client_errors = classes.get("4xx", 0)
-        found.server_errors = classes.get("5xx", 0)
-        found.counter_precision = next(read[1] for read in status.values() if read)
-    elif hits is not None:
-        found.requests = sum(as_int(v) for v in replies[hits[0]])
-        found.counter_precision = hits[1]
+    counted = [read for reads in status.values() for read in reads if read] + [
+        read for read in hits if read
+    ]
+    if counted:
+        classes = {
+            c: sum(as_int(v) for read in reads if read for v in replies[read[0]])
+            for c, reads in status.items()
+        }
+        plain = sum(as_int(v) for read in hits if read for v in replies[read[0]])
+        found.requests = sum(classes.values()) + plain
+        if classes:
+            found.client_errors = classes.get("4xx", 0)
+            found.server_errors = classes.get("5xx", 0)
+        found.counter_precision = counted[0][1]
     return found

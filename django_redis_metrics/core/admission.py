@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from threading import Lock
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
+
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 from .drive import adrive, drive
 from .keys import catalogue_key
@@ -41,7 +45,8 @@ R = TypeVar("R")
 
 
 class _Answers:
-    """What this process learnt: series name -> admitted (True) or sent to ``__other__``."""
+    """What this process learnt: (catalogue, series name) -> admitted (True) or sent to
+    ``__other__``."""
 
     def __init__(self, size: int = ADMITTED_CACHE) -> None:
         self.size = size
@@ -76,26 +81,36 @@ class _Answers:
 
 
 answers = _Answers()
+# A child forked while another thread held the lock would wait for it forever.
+os.register_at_fork(after_in_child=lambda: setattr(answers, "_lock", Lock()))
+
+
+@receiver(setting_changed)
+def _forget_on_new_settings(*, setting: str, **kwargs: object) -> None:
+    """Another Redis or prefix may now be in use: what was learnt no longer holds."""
+    if setting == "DJANGO_REDIS_METRICS":
+        answers.clear()
 
 
 def _admission_steps(series: M) -> Steps[M]:
     """The metric a write to ``series`` goes to: itself, or its metric's ``__other__``."""
     family = series.family
     assert family is not None
-    key = (series.KIND, series.name)
+    catalogue = catalogue_key(series.KIND)
+    key = (catalogue, series.name)
     known = answers.get(key)
     if known is None:
         low, high = series_range(family.name)
         reply = yield Script(
             script("series_admit"),
-            [catalogue_key(series.KIND)],
+            [catalogue],
             [series.name, low, high, family.max_series, other_name(family.name)],
         )
         known = bool(int(reply))
         if not known:
             other = family.other_series()
             yield Op("hincrby", other.meta_key, OVERFLOW_FIELD, 1)
-            if answers.first_warning((series.KIND, family.name)):
+            if answers.first_warning((catalogue, family.name)):
                 logger.warning(
                     "The %s %r holds its max_series (%d) series: label sets it has not "
                     "seen yet (e.g. %s) are written to its %r series.",
@@ -140,6 +155,22 @@ def aadmitted(
         return await method(await adrive(_admission_steps(self)), *args, **kwargs)
 
     return write  # type: ignore[return-value]
+
+
+def admit_all(many: Iterable[Metric]) -> None:
+    """Admit every series of ``many`` not yet known to this process, in one round trip (one
+    pipeline: the sender admits a batch's new series together before writing them). A
+    connection error propagates; a series whose admission met an error reply stays unknown,
+    and its own write admits it again (and meets the error there, as without this)."""
+    from .gather import gather_steps
+
+    new = [m for m in many if m.family is not None and answers.get(_answer_key(m)) is None]
+    if new:
+        drive(gather_steps([_admission_steps(m) for m in new]))
+
+
+def _answer_key(series: Metric) -> tuple[str, str]:
+    return catalogue_key(series.KIND), series.name
 
 
 def admit(series: M) -> M:

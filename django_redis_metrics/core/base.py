@@ -3,15 +3,15 @@ labels (``core/labelling.py``): a labelled metric's series are metrics of its ki
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any, ClassVar, Self
 
 from ..conf import conf
+from ..exceptions import MetricDoesNotExist, MultipleMetricsReturned
 from . import catalogue
-from .drive import adrive
+from .drive import adrive, drive
 from .keys import metric_key
-from .labelling import label_values, other_name, series_name, validate_label_names
+from .labelling import OTHER, label_values, other_name, series_name, validate_label_names
 from .steps import Op, Steps
 from .validation import series_cap
 
@@ -28,6 +28,9 @@ class Metric:
 
     KIND: ClassVar[str]
     LABEL: ClassVar[str]
+    #: Each model's own, given by its ``objects`` manager (``core/catalogue.py``), as Django's.
+    DoesNotExist: ClassVar[type[MetricDoesNotExist]]
+    MultipleObjectsReturned: ClassVar[type[MultipleMetricsReturned]]
     name: str
     #: The labels this metric is declared with (``labels=``); empty for a plain metric.
     label_names: tuple[str, ...] = ()
@@ -59,26 +62,45 @@ class Metric:
         if self.family is not None:
             raise TypeError(f"{self.LABEL.capitalize()} series {self.name!r} has no labels().")
         pairs = label_values(self.label_names, values, f"{self.LABEL} {self.name!r}")
-        if self._series is None:
-            self._series = {}
-        found = self._series.get(pairs)
-        if found is None:
-            if len(self._series) >= SERIES_CACHE:
-                self._series.clear()
-            found = self._series[pairs] = self.series_for(pairs)
-        return found
+        return self.series_for(pairs)
 
     def series_for(self, pairs: tuple[tuple[str, str], ...], *, other: bool = False) -> Self:
         """The series of this metric with these (already checked) pairs, or its ``__other__``
-        series; configured as this metric."""
-        series = copy.copy(self)
-        series.name = other_name(self.name) if other else series_name(self.name, pairs)
-        series.family, series.label_pairs, series._series = self, pairs, None
-        return series
+        series; configured as this metric. The same pairs give the same object (up to
+        ``SERIES_CACHE`` of them), so writes to one series merge in the sender."""
+        cache = self._series
+        if cache is None:
+            cache = self._series = {}
+        key = (("", OTHER),) if other else pairs
+        found = cache.get(key)
+        if found is None:
+            if len(cache) >= SERIES_CACHE:
+                cache.clear()
+            found = cache[key] = object.__new__(type(self))
+            found.__dict__.update(self.__dict__)  # the configuration, not the series cache
+            found.name = other_name(self.name) if other else series_name(self.name, pairs)
+            found.family, found.label_pairs, found._series = self, pairs, None
+        return found
 
     def other_series(self) -> Self:
         """Where writes of label sets past ``max_series`` go."""
         return self.series_for((), other=True)
+
+    def delete(self) -> None:
+        """Remove every key of this metric and its catalogue entry (each kind says how)."""
+        raise NotImplementedError
+
+    def delete_series(self) -> int:
+        """Delete every series of this metric (each as its kind's ``delete()`` does); the number
+        deleted. A metric's ``delete()`` calls it: deleting ``hits`` deletes its series too."""
+        if self.family is not None:
+            return 0
+        from .aggregate import series_of_steps  # aggregate reads the series this module makes
+
+        found = drive(series_of_steps(self))
+        for series in found:
+            series.delete()
+        return len(found)
 
     def refuse_unlabelled_write(self) -> None:
         """A ``TypeError`` if this is a labelled metric itself: its writes go to a series."""

@@ -9,13 +9,20 @@ Removal follows a remove-then-recheck protocol so that a racing writer never end
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
+from ..exceptions import MetricDoesNotExist, MultipleMetricsReturned
+from . import declared
 from .connection import AnyRedisClient, RedisClient, get_redis_connection, is_cluster
+from .drive import adrive, drive
 from .keys import catalogue_key, metric_key, to_str, validate_name
+from .labelling import SEPARATOR, label_value, series_range, split, validate_label_names
+from .measures import Grouped
+from .queryset import MetricQuerySet
 from .scripts import script
-from .steps import Op, Script, Steps
+from .selection import Builder
+from .steps import Op, Pipe, Script, Steps
 
 PAGE = 500
 #: Field of a metric's meta hash set once the metric is known to be in the catalogue.
@@ -102,6 +109,19 @@ def names(
         yield from (name for name in chunk if name not in left)
 
 
+def validate_member(name: object, what: str = "metric name") -> str:
+    """``name`` if it can be a catalogue member: a metric's name, or a series' (its metric's
+    name and its labels, ``core/labelling.py``); else a ``TypeError``/``ValueError``."""
+    if not isinstance(name, str) or SEPARATOR not in name:
+        return validate_name(name, what)
+    found = split(name)
+    validate_name(found.name, what)
+    for label, value in found.labels:
+        validate_label_names((label,), f"the series {name!r}")
+        label_value(value, label)
+    return name
+
+
 def inline_catalogue(client: AnyRedisClient) -> bool:
     """Whether scripts may write the catalogue themselves (all keys on one server)."""
     return not is_cluster(client)
@@ -109,27 +129,62 @@ def inline_catalogue(client: AnyRedisClient) -> bool:
 
 class CataloguedMetric(Protocol):
     """What a model gives :class:`MetricManager`: its kind, a label, and a way to rebuild an
-    instance from its stored meta hash (``LookupError`` when the hash holds no configuration)."""
+    instance from its stored meta hash (``LookupError`` when the hash holds no configuration);
+    the manager gives it ``DoesNotExist`` and ``MultipleObjectsReturned``."""
 
     KIND: ClassVar[str]
     LABEL: ClassVar[str]
+    DoesNotExist: ClassVar[type[MetricDoesNotExist]]
+    MultipleObjectsReturned: ClassVar[type[MultipleMetricsReturned]]
+    name: str
 
     def __init__(self, name: str) -> None: ...
 
     @classmethod
     def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> Self: ...
 
+    def delete(self) -> None: ...
+
+    def series_for(self, pairs: tuple[tuple[str, str], ...], *, other: bool = False) -> Self: ...
+
 
 M = TypeVar("M", bound=CataloguedMetric)
 
 
+def _exceptions(owner: type[Any]) -> None:
+    """Give ``owner`` its own ``DoesNotExist`` and ``MultipleObjectsReturned``, as Django
+    gives each model (a subclass inherits its parent's unless it has a manager of its own)."""
+    for attribute, base in (
+        ("DoesNotExist", MetricDoesNotExist),
+        ("MultipleObjectsReturned", MultipleMetricsReturned),
+    ):
+        error = type(
+            attribute,
+            (base,),
+            {
+                "__module__": owner.__module__,
+                "__qualname__": f"{owner.__qualname__}.{attribute}",
+                "__doc__": f"{base.__doc__.split(':')[0] if base.__doc__ else attribute}: "
+                f"{owner.__name__}.",
+            },
+        )
+        setattr(owner, attribute, error)
+
+
 class MetricManager(Generic[M]):
-    """``Model.objects``: the metrics of one kind that the catalogue lists."""
+    """``Model.objects``: the metrics of one kind that the catalogue lists.
+
+    ``names()``, ``all()`` and ``many()`` give lists, as they always did (``names()`` and
+    ``all()`` forget listed metrics whose keys all expired); ``filter()``, ``exclude()``,
+    ``order_by()`` and the rest give a lazy queryset (``core/queryset.py``) of catalogue
+    members and declared metrics, as Django's ``QuerySet``.
+    """
 
     model: type[M]
 
     def __set_name__(self, owner: type[M], name: str) -> None:
         self.model = owner
+        _exceptions(owner)
 
     def names(self) -> list[str]:
         return list(names(get_redis_connection(), self.model.KIND))
@@ -139,26 +194,114 @@ class MetricManager(Generic[M]):
         return self.many(self.names())
 
     def many(self, names: Sequence[str]) -> list[M]:
-        """The metrics ``names``, configured as their writers last stored them (one round
-        trip); a name without stored configuration gets the defaults."""
+        """The metrics ``names`` (or series), configured as their writers last stored them (one
+        round trip); a name without stored configuration gets the defaults."""
         if not names:
             return []
         pipe = get_redis_connection().pipeline(transaction=False)
         for name in names:
             pipe.hgetall(metric_key(self.model.KIND, name, "meta"))
-        return [self._build(name, meta) for name, meta in zip(names, pipe.execute(), strict=True)]
+        builder = Builder(self.model)
+        return [builder.build(name, meta) for name, meta in zip(names, pipe.execute(), strict=True)]
 
-    def get(self, name: str) -> M:
-        """The metric ``name`` as stored; ``LookupError`` if nothing was ever written to it."""
-        validate_name(name, f"{self.model.LABEL} name")
-        meta = get_redis_connection().hgetall(metric_key(self.model.KIND, name, "meta"))
+    def get(self, name: str | None = None, /, **lookups: object) -> M:
+        """``get(name)``: the metric ``name`` as stored (or as declared in a ``metrics.py``);
+        ``get(**lookups)``: the one row of ``filter(**lookups)``. ``Model.DoesNotExist`` (a
+        ``LookupError``) or ``Model.MultipleObjectsReturned`` otherwise."""
+        if name is None:
+            return self.get_queryset().get(**lookups)
+        if lookups:
+            raise TypeError("get() takes a name or lookups, not both.")
+        return drive(self._named_steps(name))
+
+    async def aget(self, name: str | None = None, /, **lookups: object) -> M:
+        """``get()`` awaited."""
+        if name is None:
+            return await self.get_queryset().aget(**lookups)
+        if lookups:
+            raise TypeError("aget() takes a name or lookups, not both.")
+        return await adrive(self._named_steps(name))
+
+    def _named_steps(self, name: str) -> Steps[M]:
+        """The metric (or series) ``name``: from its meta hash; else, for a labelled metric,
+        itself as declared or as its first series says. One round trip (its meta hash and its
+        first series asked together), two for a labelled metric not declared."""
+        validate_member(name, f"{self.model.LABEL} name")
+        kind = self.model.KIND
+        if SEPARATOR in name:  # a series
+            meta = yield Op("hgetall", metric_key(kind, name, "meta"))
+            if not meta:
+                raise self.model.DoesNotExist(f"No {self.model.LABEL} series {name!r} holds data.")
+            return Builder(self.model).build(name, meta)
+        low, high = series_range(name)
+        meta, first = yield Pipe(
+            [
+                Op("hgetall", metric_key(kind, name, "meta")),
+                Op("zrangebylex", catalogue_key(kind), low, high, start=0, num=1),
+            ]
+        )
         try:
             return self.model.from_meta(name, meta)
         except LookupError:
-            raise LookupError(f"No {self.model.LABEL} named {name!r} holds data.") from None
+            pass
+        found = declared.declared(kind).get(name)
+        if found is not None:
+            return found  # type: ignore[return-value]
+        if first:
+            member = to_str(first[0])
+            series_meta = yield Op("hgetall", metric_key(kind, member, "meta"))
+            family = getattr(Builder(self.model).build(member, series_meta), "family", None)
+            if family is not None:
+                return family  # type: ignore[no-any-return]
+        raise self.model.DoesNotExist(f"No {self.model.LABEL} named {name!r} holds data.")
 
-    def _build(self, name: str, meta: Mapping[Any, Any]) -> M:
-        try:
-            return self.model.from_meta(name, meta)
-        except LookupError:  # listed, but retired or never configured meanwhile: defaults
-            return self.model(name)
+    # Querysets (core/queryset.py)
+
+    def get_queryset(self) -> MetricQuerySet[M]:
+        """Every row: catalogue members and declared metrics holding no data, by name."""
+        return MetricQuerySet(self.model)
+
+    def filter(self, **lookups: object) -> MetricQuerySet[M]:
+        return self.get_queryset().filter(**lookups)
+
+    def exclude(self, **lookups: object) -> MetricQuerySet[M]:
+        return self.get_queryset().exclude(**lookups)
+
+    def order_by(self, *fields: str) -> MetricQuerySet[M]:
+        return self.get_queryset().order_by(*fields)
+
+    def count(self) -> int:
+        return self.get_queryset().count()
+
+    async def acount(self) -> int:
+        return await self.get_queryset().acount()
+
+    def exists(self) -> bool:
+        return self.get_queryset().exists()
+
+    async def aexists(self) -> bool:
+        return await self.get_queryset().aexists()
+
+    def first(self) -> M | None:
+        return self.get_queryset().first()
+
+    async def afirst(self) -> M | None:
+        return await self.get_queryset().afirst()
+
+    def delete(self) -> int:
+        return self.get_queryset().delete()
+
+    def __getitem__(self, key: slice) -> MetricQuerySet[M]:
+        return self.get_queryset()[key]
+
+    def __aiter__(self) -> AsyncIterator[M]:
+        return self.get_queryset().__aiter__()
+
+    def group_by(self, *labels: str) -> Grouped:
+        return self.get_queryset().group_by(*labels)
+
+    def total(self, precision: int | None = None) -> Any:
+        return self.get_queryset().total(precision)
+
+    def series(self, precision: int) -> list[tuple[int, Any]]:
+        return self.get_queryset().series(precision)

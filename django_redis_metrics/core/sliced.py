@@ -134,7 +134,8 @@ class SlicedMetric(Metric):
             run_calls(client, [make(client)])
 
     def delete(self) -> None:
-        """Remove every slice of this metric and its catalogue entry."""
+        """Remove every slice of this metric and its catalogue entry, and its series."""
+        self.delete_series()
         client = get_redis_connection()
         stored = precision_samples(dict.fromkeys(client.hkeys(self.meta_key), 0))
         precisions = set(stored) | set(self.precisions)

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
+from ..core.admission import aadmitted, admitted
+from ..core.aggregate import with_series
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
@@ -66,6 +68,7 @@ class Counter(SlicedMetric):
 
     # Writing
 
+    @admitted
     def incr(
         self, count: int = 1, when: When = None, *, batch: Batch | None = None, defer: bool = False
     ) -> None:
@@ -87,6 +90,7 @@ class Counter(SlicedMetric):
         else:
             run_calls(client, [call])
 
+    @admitted
     def incr_many(self, increments: Iterable[tuple[When, int]]) -> int:
         """Apply many ``(when, count)`` increments, summed per slice first; for imports.
 
@@ -169,12 +173,14 @@ class Counter(SlicedMetric):
             yield from calls_steps(calls)
         return len(calls)
 
+    @aadmitted
     async def aincr(self, count: int = 1, when: When = None) -> None:
         """``incr`` awaited: one atomic round trip. (``incr(defer=True)`` never waits on Redis
         either, and suits async views as well.)"""
         client = get_async_connection()
         await adrive(self._incr_steps(client, count, when), client)
 
+    @aadmitted
     async def aincr_many(self, increments: Iterable[tuple[When, int]]) -> int:
         """``incr_many`` awaited: everything validated first; returns the number of calls."""
         client = get_async_connection()
@@ -201,7 +207,15 @@ class Counter(SlicedMetric):
         return drive(self._series_steps(precision))
 
     def _series_steps(self, precision: int) -> Steps[list[tuple[int, int]]]:
-        key = self.key(self._check_precision(precision))
+        """The samples of ``precision``, this counter's and its series' added per slice."""
+        self._check_precision(precision)
+        return (
+            yield from with_series(self, lambda m: m._own_series_steps(precision), _added_series)
+        )
+
+    def _own_series_steps(self, precision: int) -> Steps[list[tuple[int, int]]]:
+        """The samples of ``precision`` (checked by the caller) in this counter's own keys."""
+        key = self.key(precision)
         # HSCAN: one call for a compact hash, bounded steps for one of many samples.
         data: dict[Any, Any] = {}
         cursor = 0
@@ -222,6 +236,15 @@ class Counter(SlicedMetric):
     def _recent_steps(
         self, precision: int, count: int | None, until: When
     ) -> Steps[list[tuple[int, int]]]:
+        return (
+            yield from with_series(
+                self, lambda m: m._own_recent_steps(precision, count, until), _added_recent
+            )
+        )
+
+    def _own_recent_steps(
+        self, precision: int, count: int | None, until: When
+    ) -> Steps[list[tuple[int, int]]]:
         found = yield from self._recent_steps_of(
             precision, count, until, self.MAX_RECENT, self.READ_CHUNK
         )
@@ -235,14 +258,22 @@ class Counter(SlicedMetric):
         return drive(self._lifetime_total_steps())
 
     def _lifetime_total_steps(self) -> Steps[int]:
+        return (
+            yield from with_series(
+                self, Counter._own_lifetime_total_steps, lambda own, theirs: own + sum(theirs)
+            )
+        )
+
+    def _own_lifetime_total_steps(self) -> Steps[int]:
         value = yield Op("hget", self.meta_key, LIFETIME_FIELD)
         return 0 if value is None else int(to_str(value))
 
     def lifetime_total_reads(self) -> tuple[list[Read], Callable[[Sequence[Any]], int]]:
         """``lifetime_total()`` for a shared pipeline: ``(commands, parse)``, ``commands`` a
         list of ``(redis-py method name, args)`` to queue, ``parse(replies)`` their replies (in
-        order) turned into the total."""
-        return reads_of(self._lifetime_total_steps)
+        order) turned into the total. The counter's own total, in one round trip: a labelled
+        counter's series are each read by their own ``lifetime_total_reads()``."""
+        return reads_of(self._own_lifetime_total_steps)
 
     def total(self, precision: int | None = None) -> int:
         """The sum of the stored samples of ``precision`` (default: the coarsest)."""
@@ -250,6 +281,29 @@ class Counter(SlicedMetric):
 
     def _total_precision(self, precision: int | None) -> int:
         return max(self.precisions) if precision is None else precision
+
+
+def _added_series(
+    own: list[tuple[int, int]], theirs: Sequence[list[tuple[int, int]]]
+) -> list[tuple[int, int]]:
+    """Samples of several series added per slice start."""
+    added: dict[int, int] = dict(own)
+    for samples in theirs:
+        for start, count in samples:
+            added[start] = added.get(start, 0) + count
+    return sorted(added.items())
+
+
+def _added_recent(
+    own: list[tuple[int, int]], theirs: Sequence[list[tuple[int, int]]]
+) -> list[tuple[int, int]]:
+    """Zero-filled windows added slice by slice, on the slices of ``own``."""
+    added = dict(own)
+    for samples in theirs:
+        for start, count in samples:
+            if start in added:
+                added[start] += count
+    return list(added.items())
 
 
 def _chunks(totals: dict[int, dict[int, int]], size: int) -> Iterable[dict[int, dict[int, int]]]:

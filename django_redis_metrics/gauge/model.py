@@ -13,10 +13,14 @@ from functools import partial
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
+from ..core.admission import aadmitted, admitted
+from ..core.aggregate import series_of_steps
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps
 from ..core.connection import AnyRedisClient
 from ..core.drive import adrive, drive
+from ..core.gather import gather_steps
+from ..core.labelling import OTHER
 from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, Read, Steps, reads_of
@@ -48,6 +52,7 @@ class Gauge(SlicedMetric):
     #: Slices asked for per HSCAN step.
     READ_CHUNK: ClassVar[int] = 1000
 
+    @admitted
     def set(
         self,
         value: float | Decimal,
@@ -101,6 +106,7 @@ class Gauge(SlicedMetric):
         """``(when, value)`` of the latest value, or ``None``."""
         return drive(self._latest_steps())
 
+    @aadmitted
     async def aset(self, value: float | Decimal, when: When = None) -> None:
         """``set`` awaited: one atomic round trip. (``set(defer=True)`` never waits on Redis
         either, and suits async views as well.)"""
@@ -128,6 +134,38 @@ class Gauge(SlicedMetric):
         """The stored slices of ``precision`` as ``(slice start, {"last", "min", "max"})``,
         oldest first; ``last`` is the value of the latest time within the slice."""
         return drive(self._series_steps(precision))
+
+    def group_by(self, label: str | None = None) -> dict[Any, float]:
+        """The latest value of each series of a labelled gauge: keyed by the tuple of its
+        label values, or, given ``label``, added up per value of that label (e.g. queue sizes
+        per queue across hosts). The ``__other__`` series is keyed ``"__other__"``. Two round
+        trips: the list of series, then every series' latest value in one pipeline."""
+        return drive(self._group_by_steps(label))
+
+    async def agroup_by(self, label: str | None = None) -> dict[Any, float]:
+        """``group_by`` awaited."""
+        return await adrive(self._group_by_steps(label))
+
+    def _group_by_steps(self, label: str | None) -> Steps[dict[Any, float]]:
+        if label is not None and label not in self.label_names:
+            raise ValueError(f"Gauge {self.name!r} has no label {label!r}: {self.label_names!r}.")
+        series = yield from series_of_steps(self)
+        found = yield from gather_steps([each._latest_steps() for each in series])
+        grouped: dict[Any, float] = {}
+        for each, latest in zip(series, found, strict=True):
+            if isinstance(latest, Exception):
+                raise latest
+            if latest is None:
+                continue
+            labels = dict(each.label_pairs)
+            if not labels:
+                key: Any = OTHER
+            elif label is None:
+                key = tuple(labels.values())
+            else:
+                key = labels[label]
+            grouped[key] = grouped.get(key, 0.0) + latest[1]
+        return grouped
 
     def _series_steps(self, precision: int) -> Steps[list[tuple[int, dict[str, float]]]]:
         precision = self._check_precision(precision)

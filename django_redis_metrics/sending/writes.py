@@ -4,7 +4,13 @@ Hits on the same counter in the same second are summed into one increment; a use
 in the same local hour is marked once; the values of one statistic in the same second go in one
 script call. A
 metric is given by name (configured by the settings' defaults) or as a declared
-``Counter``/``UniqueBitmap``/``Statistic``, whose precisions or periods are used.
+``Counter``/``UniqueBitmap``/``Statistic``, whose precisions or periods are used, or as a
+series of a labelled one (``metric.labels(...)``).
+
+A declared metric or series merges with itself only (by identity): the middleware keeps its
+series on its ``RequestPlan``, so the hits of one view and status class in one second are one
+increment whatever the number of requests. The series of a batch that this process has not
+admitted yet (``core/admission.py``) are admitted together first, in one round trip.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from ..bitmaps import UniqueBitmap
+from ..core.admission import admit_all
 from ..core.batch import Batch
 from ..core.connection import REDIS_ERRORS
 from ..core.periods import get_zone
@@ -102,6 +109,10 @@ def build_batch(submissions: list[Submission]) -> Batch:
         writes.append((_name(statistic), _record(statistic, values, when)))
     for item in submissions:
         writes += item.writes.deferred
+    declared = [m for m, _ in (*hits.values(), *marks.values())] + [
+        m for m, _, _ in records.values()
+    ]
+    admit_all(m for m in declared if not isinstance(m, str))
     for label, write in writes:
         try:
             write(batch)

@@ -18,6 +18,8 @@ from functools import partial
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
+from ..core.admission import aadmitted, admitted
+from ..core.aggregate import with_series
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
@@ -71,6 +73,7 @@ class Statistic(SlicedMetric):
 
     # Writing
 
+    @admitted
     def record(
         self,
         value: float | Decimal,
@@ -96,6 +99,7 @@ class Statistic(SlicedMetric):
             return
         self._send(partial(self._record_call, [number], timestamp), batch)
 
+    @admitted
     def record_many(
         self, values: Iterable[float | Decimal], when: When = None, *, batch: Batch | None = None
     ) -> int:
@@ -131,6 +135,8 @@ class Statistic(SlicedMetric):
     def time(self, *, batch: Batch | None = None, defer: bool = False) -> Iterator[None]:
         """Record the milliseconds the block takes (monotonic clock), even if it raises."""
         deferral.check_defer(defer, batch)
+        if self.family is None:
+            self.refuse_unlabelled_write()
         started = time.monotonic()
         try:
             yield
@@ -140,6 +146,7 @@ class Statistic(SlicedMetric):
 
     # Async twins
 
+    @aadmitted
     async def arecord(self, value: float | Decimal, when: When = None) -> None:
         """``record`` awaited: one atomic round trip. (``record(defer=True)`` never waits on
         Redis either, and suits async views as well.)"""
@@ -157,6 +164,8 @@ class Statistic(SlicedMetric):
         """``time`` for ``async with``: records the milliseconds the block takes (monotonic
         clock), even if it raises or is cancelled, by ``arecord`` awaited on leaving it.
         (``with stat.time(defer=True):`` never waits on Redis, and suits async code too.)"""
+        if self.family is None:
+            self.refuse_unlabelled_write()
         started = time.monotonic()
         try:
             yield
@@ -192,19 +201,42 @@ class Statistic(SlicedMetric):
     ) -> tuple[list[Read], Callable[[Sequence[Any]], Summary]]:
         """The reads behind :meth:`summary`, for a caller's own pipeline (the dashboard):
         ``commands`` as ``(redis-py pipeline method name, args)``, and ``parse(replies)``
-        giving ``summary()``'s dict from their replies, in order."""
-        return reads_of(partial(self._summary_steps, precision, to_timestamp(when)))
+        giving ``summary()``'s dict from their replies, in order.
+        The statistic's own slice, in one round trip: a labelled statistic's series are each
+        read by their own ``summary_reads()``."""
+        return reads_of(partial(self._own_summary_steps, precision, to_timestamp(when)))
+
+    def _own_summary_steps(self, precision: int, when: When) -> Steps[Summary]:
+        texts = yield from self._own_slice_steps(precision, to_timestamp(when))
+        return histogram.parse_merged(texts)
+
+    def _own_slice_steps(self, precision: int, timestamp: float) -> Steps[list[Any]]:
+        """The text of the slice of ``precision`` holding ``timestamp``, as a list of one."""
+        start = slice_start(timestamp, self._check_precision(precision))
+        return [(yield Op("hget", self.key(precision), str(start)))]
+
+    def _slice_texts_steps(self, precision: int, when: When) -> Steps[list[Any]]:
+        """The texts of that slice in the statistic and in each of its series."""
+        self._check_precision(precision)
+        timestamp = to_timestamp(when)
+        return (
+            yield from with_series(
+                self, lambda m: m._own_slice_steps(precision, timestamp), _joined
+            )
+        )
 
     def _summary_steps(self, precision: int, when: When) -> Steps[Summary]:
-        precision = self._check_precision(precision)
-        start = slice_start(to_timestamp(when), precision)
-        return histogram.parse((yield Op("hget", self.key(precision), str(start))))
+        return histogram.parse_merged((yield from self._slice_texts_steps(precision, when)))
 
     def totals_reads(self) -> tuple[list[Read], Callable[[Sequence[Any]], dict[str, Any]]]:
-        """The reads behind :meth:`totals`, as :meth:`summary_reads` gives them."""
-        return reads_of(self._totals_steps)
+        """The reads behind :meth:`totals`, as :meth:`summary_reads` gives them (the
+        statistic's own totals)."""
+        return reads_of(self._own_totals_steps)
 
     def _totals_steps(self) -> Steps[dict[str, Any]]:
+        return (yield from with_series(self, Statistic._own_totals_steps, _added_totals))
+
+    def _own_totals_steps(self) -> Steps[dict[str, Any]]:
         count, total = yield Op("hmget", self.meta_key, ["n", "s"])
         return {
             "count": int(to_str(count)) if count is not None else 0,
@@ -235,10 +267,9 @@ class Statistic(SlicedMetric):
             raise TypeError(f"q must be a number in (0, 1], not {shown(q)}.")
         if not 0 < q <= 1:
             raise ValueError(f"q must be a number in (0, 1], not {shown(q)}.")
-        precision = self._check_precision(precision)
-        start = slice_start(to_timestamp(when), precision)
-        text = yield Op("hget", self.key(precision), str(start))
-        return histogram.quantile_of(text, q)
+        texts = yield from self._slice_texts_steps(precision, when)
+        merged = histogram.merge(histogram.Slice.from_text(t) for t in texts if t is not None)
+        return None if merged is None else merged.quantile(q)
 
     def series(self, precision: int) -> list[tuple[int, Summary]]:
         """The stored slices of ``precision`` as ``(slice start, summary)``, oldest first."""
@@ -246,8 +277,10 @@ class Statistic(SlicedMetric):
 
     def _series_steps(self, precision: int) -> Steps[list[tuple[int, Summary]]]:
         precision = self._check_precision(precision)
-        slices = yield from self._slices_steps(precision, self.READ_CHUNK)
-        return [(start, histogram.parse(text)) for start, text in slices]
+        slices = yield from with_series(
+            self, lambda m: _listed(m._slices_steps(precision, m.READ_CHUNK)), _united
+        )
+        return [(start, histogram.parse_merged(texts)) for start, texts in sorted(slices)]
 
     def recent(
         self, precision: int, count: int | None = None, until: When = None
@@ -259,7 +292,49 @@ class Statistic(SlicedMetric):
     def _recent_steps(
         self, precision: int, count: int | None, until: When
     ) -> Steps[list[tuple[int, Summary]]]:
-        found = yield from self._recent_steps_of(
-            precision, count, until, self.MAX_RECENT, self.READ_CHUNK
+        found = yield from with_series(
+            self,
+            lambda m: _listed(
+                m._recent_steps_of(precision, count, until, m.MAX_RECENT, m.READ_CHUNK)
+            ),
+            _within,
         )
-        return [(s, histogram.parse(t)) for s, t in found]
+        return [(s, histogram.parse_merged(texts)) for s, texts in found]
+
+
+Texts = list[tuple[int, list[Any]]]
+
+
+def _listed(steps: Steps[Sequence[tuple[int, Any]]]) -> Steps[Texts]:
+    """``(start, text)`` pairs as ``(start, [text])``: ready to take the texts of series."""
+    return [(start, [text]) for start, text in (yield from steps)]
+
+
+def _joined(own: list[Any], theirs: Sequence[list[Any]]) -> list[Any]:
+    return [*own, *(item for found in theirs for item in found)]
+
+
+def _united(own: Texts, theirs: Sequence[Texts]) -> Texts:
+    """Every slice any series holds, with the texts of all of them."""
+    grouped = dict(own)
+    for found in theirs:
+        for start, texts in found:
+            grouped.setdefault(start, []).extend(texts)
+    return list(grouped.items())
+
+
+def _within(own: Texts, theirs: Sequence[Texts]) -> Texts:
+    """The slices of ``own`` (a window), with the texts the series hold in them."""
+    grouped = dict(own)
+    for found in theirs:
+        for start, texts in found:
+            if start in grouped:
+                grouped[start].extend(texts)
+    return own
+
+
+def _added_totals(own: dict[str, Any], theirs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "count": own["count"] + sum(t["count"] for t in theirs),
+        "sum": own["sum"] + sum(t["sum"] for t in theirs),
+    }

@@ -119,3 +119,9 @@ def metric_chart(
             request=request,
         )
     )
+
+
+@register.filter
+def series_label(name: str) -> str:
+    """``{{ name|series_label }}``: a metric's name, or a series' as ``hits{view=home}``."""
+    return common.series_label(str(name))

@@ -36,9 +36,13 @@ def rows(response: Any) -> dict[str, Any]:
     return {row["view"]: row for row in response.context["rows"]}
 
 
-def merged(name: str, now: float) -> dict[str, Any]:
+HITS = Counter("hits", labels=("view", "status"))
+LATENCY = Statistic("latency", labels=("view",))
+
+
+def merged(statistic: Statistic, now: float) -> dict[str, Any]:
     """What the model holds for the last 60 one-minute slices, added up by hand."""
-    found = [s for _, s in Statistic(name).recent(60, 60, until=now) if s["count"]]
+    found = [s for _, s in statistic.recent(60, 60, until=now) if s["count"]]
     count = sum(s["count"] for s in found)
     return {
         "count": count,
@@ -67,9 +71,9 @@ def test_figures_equal_what_the_models_hold(site: Client) -> None:
     assert {"slow", "missing", "sync", "broken", "moved"} <= set(shown)
     for view, requests in {"slow": 3, "missing": 2, "sync": 3, "broken": 1, "moved": 1}.items():
         hour, day = shown[view]["figures"]["hour"], shown[view]["figures"]["day"]
-        held = merged(f"latency:{view}", now)
+        held = merged(LATENCY.labels(view=view), now)
         assert hour.requests == day.requests == requests == held["count"]
-        statuses = {c: Counter(f"status:{view}:{c}").total(86400) for c in ("4xx", "5xx")}
+        statuses = {c: HITS.labels(view=view, status=c).total(86400) for c in ("4xx", "5xx")}
         assert hour.client_errors == statuses["4xx"] and hour.server_errors == statuses["5xx"]
         assert hour.mean == pytest.approx(held["mean"]) and day.mean == pytest.approx(held["mean"])
         assert hour.max == held["max"] == day.max
@@ -106,19 +110,26 @@ def test_slowest_first_by_default_and_sortable_by_each_column(site: Client) -> N
 
 def test_each_row_links_to_its_charts(site: Client) -> None:
     slow = rows(site.get(views_page()))["slow"]
+    """Each figure links to the chart of the series it comes from: its metric's page filtered
+    by the series' labels."""
     chart = admin_url("statisticmetric", "chart")
-    assert slow["url"] == f"{chart}?name=latency%3Aslow"
+    assert slow["url"] == f"{chart}?name=latency&view=slow"
     hour = slow["windows"][0]
-    assert hour["timer_url"] == f"{chart}?name=latency%3Aslow&precision=60"
+    assert hour["timer_url"] == f"{chart}?name=latency&view=slow&precision=60"
     assert slow["windows"][1]["timer_url"].endswith("precision=3600")
     missing = rows(site.get(views_page()))["missing"]["windows"][0]
     counter_chart = admin_url("countermetric", "chart")
-    assert missing["client_url"] == f"{counter_chart}?name=status%3Amissing%3A4xx&precision=60"
-    assert hour["requests_url"] == f"{counter_chart}?name=hits%3Aslow&precision=60"
+    assert missing["client_url"] == (
+        f"{counter_chart}?name=hits&view=missing&status=4xx&precision=60"
+    )
+    assert hour["requests_url"] == f"{counter_chart}?name=hits&view=slow&status=2xx&precision=60"
     assert slow["windows"][1]["requests_url"].endswith("precision=3600")
-    assert site.get(hour["timer_url"]).status_code == 200
+    timer = site.get(hour["timer_url"])
+    assert timer.status_code == 200 and timer.context["whole"]["count"] == 3
     assert site.get(hour["requests_url"]).status_code == 200
-    assert site.get(missing["client_url"]).status_code == 200
+    client_errors = site.get(missing["client_url"])
+    assert client_errors.status_code == 200
+    assert client_errors.context["payload"]["total"] == 2
 
 
 def test_the_page_says_what_each_window_covers(site: Client) -> None:
@@ -139,9 +150,9 @@ def test_round_trips_are_bounded_whatever_the_number_of_views(
 
     def make(first: int, last: int) -> None:
         for i in range(first, last):
-            Statistic(f"latency:v{i}").record(i + 1, when=now)
-            Counter(f"status:v{i}:2xx").incr(when=now)
-            Counter(f"hits:v{i}").incr(when=now)
+            LATENCY.labels(view=f"v{i}").record(i + 1, when=now)
+            HITS.labels(view=f"v{i}", status="2xx").incr(when=now)
+            Counter(f"status:v{i}:5xx").incr(when=now)  # written before labels: read too
 
     make(0, 2)
     with counting_round_trips(monkeypatch) as sent:
@@ -154,6 +165,31 @@ def test_round_trips_are_bounded_whatever_the_number_of_views(
     assert len(response.context["rows"]) == 40
     assert many == few <= 3
     assert response.context["rows"][0]["view"] == "v39"  # the slowest
+
+
+def test_a_site_that_just_upgraded_sees_before_and_after_added(
+    single: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the middleware wrote per view before labels (``hits:{view}``,
+    ``status:{view}:{class}``, ``latency:{view}``), no longer written, adds to the series."""
+    settings.ROOT_URLCONF = "tests.integration.urls"
+    now = time.time()
+    monkeypatch.setattr(admin_common, "current_time", lambda: now)
+    Counter("hits:home").incr(4, when=now)  # counted by the status counters too
+    Counter("status:home:2xx").incr(3, when=now)
+    Counter("status:home:5xx").incr(1, when=now)
+    Counter("hits:legacy").incr(2, when=now)  # a site that counted no status classes
+    Statistic("latency:home").record(10, when=now)
+    HITS.labels(view="home", status="2xx").incr(5, when=now)
+    HITS.labels(view="home", status="4xx").incr(2, when=now)
+    LATENCY.labels(view="home").record(30, when=now)
+    client = client_for(make_user("root", staff=True, permitted=False, superuser=True))
+    shown = rows(client.get(views_page()))
+    home = shown["home"]["figures"]["hour"]
+    assert (home.requests, home.client_errors, home.server_errors) == (11, 2, 1)
+    assert (home.timed, home.mean, home.max) == (2, 20.0, 30.0)
+    assert shown["legacy"]["figures"]["day"].requests == 2
+    assert shown["legacy"]["hits_url"].endswith("?name=hits%3Alegacy")
 
 
 def test_no_data_says_so(single: Any, settings: Any) -> None:

@@ -11,25 +11,25 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-import django_redis_metrics
 from django_redis_metrics import (
     Counter,
     EventSeries,
     Statistic,
     UniqueBitmap,
-    get_redis_connection,
 )
 from django_redis_metrics.admin import common as admin_common
 from django_redis_metrics.admin.dashboard import resolve_tiles
 from django_redis_metrics.admin.tilebase import Tile
 from django_redis_metrics.checks import check_settings
-from django_redis_metrics.core.keys import catalogue_key, metric_key
 from django_redis_metrics.core.periods import Day
 
 from ..django_site import admin_url, client_for, counting_round_trips, make_user
 
 pytestmark = pytest.mark.django_db
 PARIS = ZoneInfo("Europe/Paris")
+#: The middleware's labelled metrics (HITS_COUNTER, LATENCY_STATISTIC).
+HITS = Counter("hits", labels=("view", "status"))
+LATENCY = Statistic("latency", labels=("view",))
 
 
 def dashboard() -> str:
@@ -119,8 +119,9 @@ def test_active_users_top_views_and_busiest_series_equal_the_models(
     for user, days_ago in [(1, 0), (2, 0), (3, 1), (4, 3), (5, 20)]:
         active.mark(user, when=clock - days_ago * 86400)
     for view, count in [("home", 5), ("shop", 9), ("about", 1)]:
-        Counter(f"hits:{view}").incr(count, when=clock - 60)
-    Counter("hits:old").incr(50, when=clock - 3 * 86400)  # not today
+        HITS.labels(view=view, status="2xx").incr(count, when=clock - 60)
+    HITS.labels(view="shop", status="4xx").incr(2, when=clock - 60)  # every class counts
+    HITS.labels(view="old", status="2xx").incr(50, when=clock - 3 * 86400)  # not today
     orders = EventSeries("orders", index=["country"])
     downloads = EventSeries("downloads")
     for minutes in (1, 2, 3, 90):
@@ -130,7 +131,7 @@ def test_active_users_top_views_and_busiest_series_equal_the_models(
     counts = {kind: count for kind, _, count in shown["active_users"]["counts"]}
     assert counts == {k: active.count(k, when=clock) for k in ("day", "week", "month")}
     assert [(r["view"], r["count"]) for r in shown["top_views"]["rows"]] == [
-        ("shop", 9),
+        ("shop", 11),
         ("home", 5),
         ("about", 1),
     ]
@@ -158,17 +159,17 @@ def test_the_hits_chart_refreshes_with_the_slices_it_was_drawn_with(
         assert page.status_code == 404
 
 
-def test_error_rate_from_the_status_counters(root: Client, clock: float) -> None:
-    for name, count in [
-        ("status:home:2xx", 90),
-        ("status:home:5xx", 10),
-        ("status:shop:2xx", 40),
-        ("status:shop:4xx", 8),
-        ("status:shop:5xx", 2),
-        ("status:api:2xx", 50),
+def test_error_rate_from_the_status_series(root: Client, clock: float) -> None:
+    for view, status, count in [
+        ("home", "2xx", 90),
+        ("home", "5xx", 10),
+        ("shop", "2xx", 40),
+        ("shop", "4xx", 8),
+        ("shop", "5xx", 2),
+        ("api", "2xx", 50),
     ]:
-        Counter(name).incr(count, when=clock - 30)
-    Counter("status:home:5xx").incr(1, when=clock - 7200)  # today, not in the last hour
+        HITS.labels(view=view, status=status).incr(count, when=clock - 30)
+    HITS.labels(view="home", status="5xx").incr(1, when=clock - 7200)  # not in the last hour
     errors = tiles(root.get(dashboard()))["errors"]
     assert errors["today"] == {"total": 201, "server": 13}
     assert errors["today_rate"] == round(100 * 13 / 201, 1)
@@ -178,15 +179,16 @@ def test_error_rate_from_the_status_counters(root: Client, clock: float) -> None
         ("shop", 2, 8, 4.0),
     ]
     assert errors["rows"][0]["server_url"].startswith(admin_url("countermetric", "chart"))
+    server = root.get(errors["rows"][0]["server_url"])  # the series' chart: its metric's, filtered
+    assert server.status_code == 200 and server.context["payload"]["total"] == 11
     page = root.get(dashboard()).content.decode()
     assert ">5xx share</th>" in page and "Errors are server errors (5xx)" in page
 
 
 def make_views(first: int, last: int, clock: float) -> None:
     for i in range(first, last):
-        Counter(f"hits:view{i:03}").incr(1, when=clock - 10)
-        Counter(f"status:view{i:03}:2xx").incr(1, when=clock - 10)
-        Statistic(f"latency:view{i:03}").record(5 + i, when=clock - 10)
+        HITS.labels(view=f"view{i:03}", status="2xx").incr(1, when=clock - 10)
+        LATENCY.labels(view=f"view{i:03}").record(5 + i, when=clock - 10)
         EventSeries(f"series{i:03}").record(when=clock - 10, kind="x")
         UniqueBitmap(f"bitmap{i:03}").mark(i, when=clock)
 
@@ -226,7 +228,7 @@ def test_tiles_are_chosen_by_the_dashboard_setting(
     root: Client, clock: float, metrics_settings: Any
 ) -> None:
     for view, count in [("home", 5), ("shop", 9)]:
-        Counter(f"hits:{view}").incr(count, when=clock - 60)
+        HITS.labels(view=view, status="2xx").incr(count, when=clock - 60)
     metrics_settings(DASHBOARD=[f"{__name__}.ConstantTile", {"tile": "top_views", "limit": 1}])
     response = root.get(dashboard())
     assert [shown["tile"].name for shown in response.context["tiles"]] == ["constant", "top_views"]
@@ -257,70 +259,71 @@ def test_bad_dashboard_settings_are_clear_errors_and_a_system_check(
     assert [m.id for m in check_settings()] == ["django_redis_metrics.E051"]
 
 
-def test_the_latency_tile_says_so_without_the_statistic_model(
-    root: Client, clock: float, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delattr(django_redis_metrics, "Statistic")
-    slowest = tiles(root.get(dashboard()))["slowest_views"]
-    assert slowest == {"unavailable": True, "hook": "summary_reads"}
-
-
 def test_the_latency_tile_reads_the_statistics_summaries(root: Client, clock: float) -> None:
     for view, latencies in {"home": [10, 20, 30, 40], "shop": [100, 200]}.items():
         for value in latencies:
-            Statistic(f"latency:{view}").record(value, when=clock)
-    Statistic("latency:old").record(999, when=clock - 2 * 3600)  # not this hour
+            LATENCY.labels(view=view).record(value, when=clock)
+    LATENCY.labels(view="old").record(999, when=clock - 2 * 3600)  # not this hour
     slowest = tiles(root.get(dashboard()))["slowest_views"]
     rows = [(r["view"], r["mean"], r["max"], r["count"]) for r in slowest["rows"]]
     assert rows == [("shop", 150.0, 200.0, 2), ("home", 25.0, 40.0, 4)]
-    assert Statistic("latency:home").summary(3600, clock)["p99"] == pytest.approx(40, rel=0.05)
+    home = LATENCY.labels(view="home").summary(3600, clock)
+    assert (home["mean"], home["count"]) == (25.0, 4)
 
 
-class StandInStatistic:
-    """What the latency tile needs of the Statistic model: its KIND, from_meta, and the
-    ``summary_reads`` hook (here over a plain hash of count/sum/max in the real Redis)."""
-
-    KIND = "statistic"
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    @classmethod
-    def from_meta(cls, name: str, meta: Any) -> StandInStatistic:
-        return cls(name)
-
-    def summary_reads(self, precision: int, when: float) -> Any:
-        key = metric_key(self.KIND, self.name, precision)
-
-        def parse(replies: list[Any]) -> dict[str, Any]:
-            count, total, top = (float(v or 0) for v in replies[0])
-            return {
-                "count": int(count),
-                "sum": total,
-                "max": top,
-                "mean": total / count if count else 0,
-            }
-
-        return [("hmget", (key, ["count", "sum", "max"]))], parse
+def test_the_hits_tile_adds_the_series_of_a_labelled_counter(root: Client, clock: float) -> None:
+    """A site installed with labels: ``hits`` holds nothing under its own name."""
+    for view, status, count in [("home", "2xx", 4), ("home", "5xx", 1), ("shop", "2xx", 2)]:
+        HITS.labels(view=view, status=status).incr(count, when=clock - 20)
+    shown = tiles(root.get(dashboard()))
+    assert shown["hits"]["today"] == 7 == shown["hits"]["minute"] == Counter("hits").total(3600)
+    assert shown["hits"]["payload"]["total"] == 7
+    chart = root.get(shown["hits"]["today_url"])  # the labelled counter's page
+    assert chart.status_code == 200 and chart.context["payload"]["total"] == 7
+    top = shown["top_views"]["rows"]
+    assert [(r["view"], r["count"]) for r in top] == [("home", 5), ("shop", 2)]
+    home = root.get(top[0]["url"])  # its busiest series: home's 2xx answers
+    assert home.status_code == 200 and home.context["payload"]["total"] == 4
 
 
-def test_the_latency_tile_reads_through_the_summary_hook(
-    root: Client, clock: float, monkeypatch: pytest.MonkeyPatch
+def test_a_site_that_just_upgraded_sees_before_and_after_added(root: Client, clock: float) -> None:
+    """The per-view names the middleware wrote before labels (no longer written: their
+    templates are None) add to the labelled series, each request counted once."""
+    before, after = clock - 3600, clock - 30
+    Counter("hits").incr(6, when=before)  # the site's hits, unlabelled before the upgrade
+    Counter("hits:home").incr(6, when=before)
+    Counter("status:home:2xx").incr(5, when=before)
+    Counter("status:home:5xx").incr(1, when=before)
+    Statistic("latency:home").record(10, when=clock)
+    HITS.labels(view="home", status="2xx").incr(3, when=after)
+    HITS.labels(view="home", status="5xx").incr(1, when=after)
+    LATENCY.labels(view="home").record(30, when=clock)
+    shown = tiles(root.get(dashboard()))
+    assert shown["hits"]["today"] == 10 == Counter("hits").total(3600)
+    assert [(r["view"], r["count"]) for r in shown["top_views"]["rows"]] == [("home", 10)]
+    assert shown["errors"]["today"] == {"total": 10, "server": 2}
+    assert [(r["view"], r["server"]) for r in shown["errors"]["rows"]] == [("home", 2)]
+    slowest = shown["slowest_views"]["rows"]
+    assert [(r["view"], r["mean"], r["count"]) for r in slowest] == [("home", 20.0, 2)]
+
+
+def test_names_still_written_before_labels_are_not_counted_twice(
+    root: Client, clock: float, metrics_settings: Any
 ) -> None:
-    monkeypatch.setattr(django_redis_metrics, "Statistic", StandInStatistic, raising=False)
-    client = get_redis_connection()
-    for view, (count, total, top) in {"home": (4, 100, 40), "shop": (2, 300, 200)}.items():
-        name = f"latency:{view}"
-        client.zadd(catalogue_key("statistic"), {name: 0})
-        client.hset(metric_key("statistic", name, "meta"), mapping={"3600": 120})
-        client.hset(
-            metric_key("statistic", name, 3600), mapping={"count": count, "sum": total, "max": top}
-        )
-    slowest = tiles(root.get(dashboard()))["slowest_views"]
-    assert [(r["view"], r["mean"], r["count"]) for r in slowest["rows"]] == [
-        ("shop", 150.0, 2),
-        ("home", 25.0, 4),
-    ]
+    """A site that keeps writing the old names writes both for every request: the tiles read
+    the labelled series alone."""
+    metrics_settings(
+        VIEW_COUNTER="hits:{view}", VIEW_STATUS="status:{view}:{class}", VIEW_TIMER="latency:{view}"
+    )
+    for name in ("hits:home", "status:home:2xx"):
+        Counter(name).incr(2, when=clock - 30)
+    Statistic("latency:home").record(10, when=clock)
+    HITS.labels(view="home", status="2xx").incr(2, when=clock - 30)
+    LATENCY.labels(view="home").record(10, when=clock)
+    shown = tiles(root.get(dashboard()))
+    assert [(r["view"], r["count"]) for r in shown["top_views"]["rows"]] == [("home", 2)]
+    assert shown["errors"]["today"] == {"total": 2, "server": 0}
+    assert [r["count"] for r in shown["slowest_views"]["rows"]] == [1]
 
 
 def test_the_dashboard_on_a_single_node_and_on_redis_cluster(
@@ -329,9 +332,8 @@ def test_the_dashboard_on_a_single_node_and_on_redis_cluster(
     settings.ROOT_URLCONF = "tests.integration.urls"
     now = datetime.now(PARIS).timestamp()
     monkeypatch.setattr(admin_common, "current_time", lambda: now)
-    Counter("hits").incr(3, when=now)
-    Counter("hits:home").incr(3, when=now)
-    Counter("status:home:5xx").incr(1, when=now)
+    HITS.labels(view="home", status="2xx").incr(2, when=now)
+    HITS.labels(view="home", status="5xx").incr(1, when=now)
     UniqueBitmap("active_users").mark(9, when=now)
     EventSeries("orders").record(when=now - 1, kind="a")
     root = client_for(make_user("root", staff=True, permitted=False, superuser=True))

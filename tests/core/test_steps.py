@@ -36,10 +36,10 @@ WRITE = LuaScript("write", "return 1\n")
 
 def test_a_read_asks_one_command_and_parses_its_reply() -> None:
     counter = Counter("visits")
-    asked, total = replay(counter._lifetime_total_steps(), b"42")
+    asked, total = replay(counter._own_lifetime_total_steps(), b"42")
     assert asked == [Op("hget", counter.meta_key, "t")]
     assert total == 42
-    assert replay(counter._lifetime_total_steps(), None)[1] == 0
+    assert replay(counter._own_lifetime_total_steps(), None)[1] == 0
 
 
 def test_a_public_read_hook_is_the_same_steps_for_a_callers_pipeline() -> None:
@@ -83,7 +83,7 @@ def test_a_batch_reloads_missing_scripts_and_resends_only_their_calls() -> None:
 
 def test_gathered_reads_share_one_pipeline_and_keep_their_own_errors() -> None:
     counter, gauge = Counter("c"), Gauge("g")
-    steps = gather_steps([counter._lifetime_total_steps(), gauge._latest_steps()])
+    steps = gather_steps([counter._own_lifetime_total_steps(), gauge._latest_steps()])
     wrong = ResponseError("WRONGTYPE Operation against a key holding the wrong kind of value")
     asked, results = replay(steps, [b"5", wrong])
     assert asked == [

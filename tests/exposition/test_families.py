@@ -43,9 +43,8 @@ def test_the_other_series_reads_other_in_every_label(exposition: str) -> None:
     hits = Counter("hits", labels=("view", "status"), max_series=2)
     hits.labels(view="a", status="2xx").incr()
     hits.labels(view="b", status="2xx").incr(2)
-    # What writes past max_series do (core/admission.py): the __other__ series takes them.
-    hits.other_series().incr(5)
-    hits.other_series().incr(6)
+    hits.labels(view="c", status="4xx").incr(5)  # past max_series: to __other__
+    hits.labels(view="d", status="5xx").incr(6)
     assert labelled(samples(exposition), f"{NS}_hits_total") == {
         (("status", "2xx"), ("view", "a")): 1,
         (("status", "2xx"), ("view", "b")): 2,

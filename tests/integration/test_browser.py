@@ -137,9 +137,17 @@ def sign_in(page: Any, base: str) -> None:
 
 
 def visit(page: Any, url: str, times: int) -> None:
-    """Requests counted by the demo's middleware (``hits:home`` for its home page)."""
+    """Requests counted by the demo's middleware (in the ``hits`` counter's series of the
+    page's view)."""
     for _ in range(times):
         assert page.request.get(url).ok
+
+
+def seed(times: int) -> None:
+    """Hits of the plain counter ``hits:home`` (a counter of the site's own, written as the
+    middleware wrote before labels), each written at once."""
+    for _ in range(times):
+        Counter("hits:home").incr()
 
 
 def shot(page: Any, name: str) -> None:
@@ -170,8 +178,8 @@ def payload(page: Any) -> Any:
 
 
 def test_live_counter_chart_in_the_site_zone_with_cursor_zoom_and_pause(demo: Any) -> None:
-    base, page = demo
-    visit(page, f"{base}/", 20)  # seeded just before the chart opens: in its newest seconds
+    _base, page = demo
+    seed(20)  # just before the chart opens: in its newest seconds
     page.get_by_role("link", name="Counters").click()
     page.get_by_role("link", name="hits:home", exact=True).click()
     page.get_by_role("link", name="1 s", exact=True).click()
@@ -211,10 +219,10 @@ def test_live_counter_chart_in_the_site_zone_with_cursor_zoom_and_pause(demo: An
     assert legend(page)[0].endswith("(so far)")
     shot(page, "counter-chart")
 
-    # New hits through the demo's own middleware: the chart refreshes, the cursor stays on it.
+    # New hits: the chart refreshes, the cursor stays on it.
     hover_point(page, 100)
     fetches = int(chart.get_attribute("data-fetches") or 0)
-    visit(page, f"{base}/", 7)
+    seed(7)
     wait_for_chart(page, f"Number({CHART}.dataset.total) === 27")
     page.wait_for_function(f"Number({CHART}.dataset.fetches) > {fetches}")
     assert chart.get_attribute("data-cursor-idx") == "100"
@@ -264,9 +272,9 @@ def test_live_counter_chart_in_the_site_zone_with_cursor_zoom_and_pause(demo: An
 def test_overlay_csv_export_and_dark_mode(demo: Any) -> None:
     base, page = demo
     now = time.time()
-    hits = Counter("hits:home")  # the demo middleware's counter, written here directly
+    hits = Counter("hits:home")
     hits.incr(5, when=now - 86400)
-    visit(page, f"{base}/", 3)
+    seed(3)
     page.goto(
         f"{base}/admin/django_redis_metrics/countermetric/chart/?name=hits:home&precision=3600"
     )
@@ -467,3 +475,25 @@ def test_screenshots_of_the_demo_with_its_traffic(tmp_path: Path) -> None:
         page.wait_for_function(f"{figure} && {figure}.dataset.state")
         assert page.locator("figure#statistic-chart").get_attribute("data-band") == "true"
         shot(page, "readme-latency")
+
+
+def test_a_labelled_counters_breakdown_lines_and_table(demo: Any) -> None:
+    base, page = demo
+    now = time.time()
+    orders = Counter("orders", labels=("country",), precisions=[60, 3600])
+    for country, count in (("FR", 5), ("DE", 3), ("<b>XX</b>", 1)):
+        orders.labels(country=country).incr(count, when=now - 60)
+    page.goto(f"{base}/admin/django_redis_metrics/countermetric/chart/?name=orders&precision=60")
+    page.wait_for_function(f"{CHART} && {CHART}.dataset.state")
+    chart = page.locator("figure#counter-chart")
+    assert chart.get_attribute("data-total") == "9"
+    assert chart.get_attribute("data-parts") == "3"
+    labels = page.locator("figure#counter-chart .u-legend .u-label").all_inner_texts()
+    assert labels[1:] == ["orders", "country=FR", "country=DE", "country=<b>XX</b>"]  # as text
+    values = page.locator("#breakdown-table tbody th").all_inner_texts()
+    assert values == ["FR", "DE", "<b>XX</b>"]
+    page.locator("#breakdown-table").get_by_role("link", name="DE", exact=True).click()
+    page.wait_for_function(f"{CHART} && {CHART}.dataset.state && {CHART}.dataset.total === '3'")
+    assert "country=DE" in page.url
+    assert page.locator("figure#counter-chart").get_attribute("data-parts") == "1"
+    shot(page, "counter-breakdown")

@@ -26,6 +26,12 @@ def test_defaults_are_valid(settings: Any) -> None:
         ({"HITS_COUNTER": "a{b}"}, ["django_redis_metrics.E040"]),
         ({"ACTIVE_USERS": ""}, ["django_redis_metrics.E040"]),
         ({"UNRESOLVED_VIEW": None}, ["django_redis_metrics.E040"]),
+        # the view labels of the middleware's metrics: also label values
+        ({"OTHER_VIEW": "__other__"}, ["django_redis_metrics.E040"]),
+        ({"UNRESOLVED_VIEW": "u" * 101}, ["django_redis_metrics.E040"]),
+        ({"LATENCY_STATISTIC": ""}, ["django_redis_metrics.E056"]),
+        ({"LATENCY_STATISTIC": "a\x1fb"}, ["django_redis_metrics.E056"]),
+        ({"LATENCY_STATISTIC": 5}, ["django_redis_metrics.E056"]),
         ({"VIEW_COUNTER": "hits"}, ["django_redis_metrics.E041"]),
         ({"VIEW_COUNTER": "{{view}}"}, ["django_redis_metrics.E041"]),
         ({"VIEW_TIMER": "latency"}, ["django_redis_metrics.E052"]),
@@ -72,12 +78,25 @@ def test_features_can_be_turned_off(settings: Any) -> None:
         ids(
             settings,
             HITS_COUNTER=None,
+            LATENCY_STATISTIC=None,
             VIEW_COUNTER=None,
             VIEW_TIMER=None,
             VIEW_STATUS=None,
             ACTIVE_USERS=None,
             EXCLUDE_VIEWS=[],
             EXCLUDE_PATHS=[],
+        )
+        == []
+    )
+
+
+def test_the_names_before_labels_can_be_set_again(settings: Any) -> None:
+    assert (
+        ids(
+            settings,
+            VIEW_COUNTER="hits:{view}",
+            VIEW_TIMER="latency:{view}",
+            VIEW_STATUS="status:{view}:{class}",
         )
         == []
     )

@@ -55,10 +55,11 @@ from datetime import datetime
 from django_redis_metrics import Counter, EventSeries, Statistic, UniqueBitmap
 from demo import traffic
 until = traffic.written_until()
-statuses = [Counter(f"status:product:{c}").total(86400) for c in ("2xx", "4xx", "5xx")]
+hits = Counter("hits", labels=("view", "status"))
+statuses = [hits.labels(view="product", status=c).total(86400) for c in ("2xx", "4xx", "5xx")]
 print(json.dumps({
-    "timed": Statistic("latency:product").totals()["count"],
-    "product": Counter("hits:product").total(86400),
+    "timed": Statistic("latency", labels=("view",)).labels(view="product").totals()["count"],
+    "product": sum(statuses),
     "statuses": statuses,
     "until": until,
     "hits": [[s, c] for s, c in Counter("hits").series(3600) if s + 3600 <= until],

@@ -17,8 +17,11 @@ from django.urls import reverse
 from redis.connection import AbstractConnection
 
 from django_redis_metrics import Counter
+from django_redis_metrics.core.aggregate import series_of_steps
 from django_redis_metrics.core.connection import fail_fast_connection
-from django_redis_metrics.middleware import MetricsMiddleware
+from django_redis_metrics.core.drive import drive
+from django_redis_metrics.core.labelling import SEPARATOR
+from django_redis_metrics.middleware import STATUS_CLASSES, MetricsMiddleware
 from django_redis_metrics.sending import sender
 from django_redis_metrics.sending.writes import Writes
 from django_redis_metrics.testing import RedisServer
@@ -28,12 +31,27 @@ from ..django_site import counting_round_trips, wait_for_a_failure
 pytestmark = pytest.mark.django_db
 
 
+HITS = Counter("hits", labels=("view", "status"))
+
+
 def hit_counters() -> list[str]:
-    """The counters of hits (leaving out the per-view status counters)."""
-    return [name for name in Counter.objects.names() if not name.startswith("status:")]
+    """``hits`` and ``hits:<view>`` for each view of the labelled counter's series, and the
+    plain counters named otherwise (leaving out the per-view status counters)."""
+    series = drive(series_of_steps(HITS))
+    views = sorted({dict(s.label_pairs).get("view", "__other__") for s in series})
+    plain = [
+        name
+        for name in Counter.objects.names()
+        if SEPARATOR not in name and name != "hits" and not name.startswith("status:")
+    ]
+    return sorted((["hits"] if views else []) + [f"hits:{view}" for view in views] + plain)
 
 
 def hits(name: str) -> int:
+    """``Counter(name)``'s total today; ``hits:<view>`` is the view's series of ``hits``."""
+    if name.startswith("hits:"):
+        view = name.removeprefix("hits:")
+        return sum(HITS.labels(view=view, status=c).total(86400) for c in STATUS_CLASSES)
     return Counter(name).total(86400)
 
 
@@ -152,7 +170,7 @@ def test_settings_changed_apply_to_the_next_request(single: Any, with_middleware
     assert get("/class/") == 200
     with_middleware.STATIC_URL = "/sync/"
     assert get("/sync/") == 200
-    assert hits("hits:sync") == 1
+    assert hits("hits:sync") == 2
     assert hits("pages.sync") == 1
     assert hits("pages.class") == 0
     assert hits("hits") == 2
@@ -201,13 +219,15 @@ def test_caps_distinct_view_counters(single: Any, with_middleware: Any) -> None:
 def test_one_round_trip_per_request(
     single: Any, with_middleware: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    get("/sync/")  # connection handshake and script loading happen once
+    paths = ("/sync/", "/class/", "/articles/x/", "/nope/")
+    for path in paths:  # the handshake, script loading and each view's series' admission
+        get(path)  # happen once (see test_middleware_labels.py)
     with counting_round_trips(monkeypatch) as sent:
-        for path in ("/sync/", "/class/", "/articles/x/", "/nope/"):
+        for path in paths:
             sent.reset()
             get(path)
             assert sent.calls == 1, path
-    assert hits("hits") == 5
+    assert hits("hits") == 8
 
 
 def test_requests_never_talk_to_redis_themselves(

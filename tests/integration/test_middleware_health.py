@@ -29,8 +29,20 @@ def aget(path: str) -> int:
     return status
 
 
+HITS = Counter("hits", labels=("view", "status"))
+LATENCY = Statistic("latency", labels=("view",))
+
+
 def day_total(name: str) -> int:
+    """``Counter(name)``'s total today; ``status:<view>:<class>`` is that series of ``hits``."""
+    if name.startswith("status:"):
+        _, view, cls = name.rsplit(":", 2)
+        return HITS.labels(view=view, status=cls).total(86400)
     return Counter(name).total(86400)
+
+
+def latency(view: str) -> Statistic:
+    return LATENCY.labels(view=view)
 
 
 def test_counts_each_status_class_per_view(backend: Any, with_middleware: Any) -> None:
@@ -65,7 +77,7 @@ def test_unresolved_requests_share_one_status_counter(single: Any, with_middlewa
 def test_times_the_response_in_milliseconds(backend: Any, with_middleware: Any) -> None:
     for seconds in ("0.06", "0.02", "0.04"):
         assert get(f"/slow/?seconds={seconds}") == 200
-    summary = Statistic("latency:slow").summary(60)
+    summary = latency("slow").summary(60)
     assert summary["count"] == 3
     # Lower bounds only: the view sleeps at least that long, a loaded machine adds to it.
     assert summary["min"] >= 20
@@ -77,12 +89,12 @@ def test_times_the_response_in_milliseconds(backend: Any, with_middleware: Any) 
 def test_times_async_views_and_views_that_raise(single: Any, with_middleware: Any) -> None:
     assert aget("/async-slow/?seconds=0.05") == 200
     assert get("/broken/") == 500
-    slow = Statistic("latency:async-slow").summary(60)
+    slow = latency("async-slow").summary(60)
     assert slow["count"] == 1 and slow["min"] >= 50
-    assert Statistic("latency:broken").summary(60)["count"] == 1
+    assert latency("broken").summary(60)["count"] == 1
 
 
-def test_names_are_settings_and_none_turns_them_off(
+def test_names_before_labels_are_settings_and_none_turns_them_off(
     single: Any, with_middleware: Any, settings: Any
 ) -> None:
     settings.DJANGO_REDIS_METRICS = {
@@ -101,6 +113,7 @@ def test_names_are_settings_and_none_turns_them_off(
     assert get("/sync/") == 200
     assert day_total("answers:2xx:sync") == 1
     assert Statistic("time:sync").summary(60)["count"] == 1
+    assert latency("sync").summary(60)["count"] == 2  # the labelled statistic, as always
 
 
 def test_views_past_the_cap_share_the_other_metrics(
@@ -112,21 +125,24 @@ def test_views_past_the_cap_share_the_other_metrics(
     assert day_total("status:sync:2xx") == 1
     assert day_total("status:other:4xx") == 1
     assert day_total("status:other:2xx") == 1
-    assert Statistic("latency:other").summary(60)["count"] == 2
-    assert not Statistic("latency:missing").exists()
+    assert latency("other").summary(60)["count"] == 2
+    assert not latency("missing").exists()
+    assert not Statistic("latency:other").exists()  # no name of the versions before labels
 
 
 def test_still_one_round_trip_per_request(
     single: Any, with_middleware: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    get("/sync/")  # connection handshake and script loading happen once
+    get("/sync/")  # connection handshake, script loading and admission happen once
     get("/missing/")
+    get("/broken/")
     with counting_round_trips(monkeypatch) as sent:
         for path in ("/sync/", "/missing/", "/broken/"):
             sent.reset()
             get(path)
             assert sent.calls == 1, path
-    assert Statistic("latency:sync").summary(60)["count"] == 2
+    assert latency("sync").summary(60)["count"] == 2
+    assert latency("broken").summary(60)["count"] == 2
 
 
 @pytest.mark.parametrize(

@@ -26,9 +26,10 @@ from django_redis_metrics.sending import failopen, sender
 from django_redis_metrics.sending.writes import Submission, Writes, build_batch
 from django_redis_metrics.testing import RedisServer
 
-from ..django_site import flushed, signed_in, wait_for_a_failure
+from ..django_site import flushed, signed_in, view_hits, wait_for_a_failure
 
 pytestmark = pytest.mark.django_db
+LATENCY = Statistic("latency", labels=("view",))
 
 
 @pytest.fixture
@@ -125,7 +126,7 @@ def test_a_refused_mark_is_logged_once_per_interval_and_not_as_dropped(
     with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
         for _ in range(5):
             assert flushed(client.get("/whoami/")).status_code == 200
-    assert hits("hits:whoami") == 5  # stored
+    assert view_hits("whoami") == 5  # stored
     assert not sender.sender.failures  # not an outage
     assert not tracebacks(caplog)
     assert len(caplog.records) == 1, caplog.text
@@ -136,13 +137,14 @@ def test_a_refused_mark_is_logged_once_per_interval_and_not_as_dropped(
 def test_a_key_of_another_type_refuses_its_writes_only_and_is_not_an_outage(
     site: Any, single: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    broken = Counter("hits").meta_key
+    hits = Counter("hits", labels=("view", "status"))
+    broken = hits.labels(view="whoami", status="2xx").meta_key
     single.client.set(broken, "not a hash")  # e.g. another app's key under our PREFIX
     client = Client()
     with caplog.at_level(logging.WARNING, logger="django_redis_metrics"):
         for _ in range(5):
             assert flushed(client.get("/whoami/")).status_code == 200
-    assert hits("hits:whoami") == 5  # the request's other writes: every one stored
+    assert LATENCY.labels(view="whoami").totals()["count"] == 5  # the request's other writes
     assert not sender.sender.failures  # refused writes are not retried
     assert not tracebacks(caplog)
     assert len(caplog.records) == 1, caplog.text  # once per interval, not once per request

@@ -45,6 +45,12 @@
       default: return cssVar("--body-fg", "#333");
     }
   }
+  /* A labelled metric's breakdown lines (payload series with "part"): distinct hues that read
+   * on the admin's light and dark backgrounds; "others" is drawn in the quiet colour. */
+  var PARTS = ["#e6862e", "#3aa56b", "#c44e8a", "#8c6bd1", "#d4b226", "#2fa8b8", "#b5523b", "#6b8e23", "#d15c5c", "#5c7fd1"];
+  function partColour(s, n) {
+    return s.label === "others" && n > 0 ? colour("compare") : PARTS[n % PARTS.length];
+  }
   function fill(role, alpha) {
     return function () { return withAlpha(colour(role), alpha); };
   }
@@ -105,14 +111,15 @@
       label: payload.period ? payload.period : "time",
       value: function (u, v, si, idx) { return lastLabel(figure._payload, idx); }
     }];
-    var edges = {};
+    var edges = {}, parts = 0;
     payload.series.forEach(function (s, i) {
       if (s.band) { edges[s.band] = i + 1; }
+      var part = s.part ? partColour(s, parts++) : null;
       series.push({
         label: s.label,
-        stroke: s.compare ? function () { return colour("compare"); } : function () { return colour("line"); },
-        fill: s.compare || s.band || payload.series.some(function (o) { return o.band; }) ? undefined : fill("line", 0.12),
-        width: s.band ? 0.5 : s.compare ? 1.5 : 2,
+        stroke: part ? function () { return part; } : s.compare ? function () { return colour("compare"); } : function () { return colour("line"); },
+        fill: part || s.compare || s.band || payload.series.some(function (o) { return o.band; }) ? undefined : fill("line", 0.12),
+        width: s.band ? 0.5 : s.compare || part ? 1.5 : 2,
         dash: s.compare ? [6, 4] : undefined,
         spanGaps: false,
         points: { show: !s.band, size: 4 },
@@ -189,6 +196,7 @@
     figure.dataset.last = payload.x.length ? String(payload.x[payload.x.length - 1]) : "";
     figure.dataset.partial = payload.partial ? "true" : "false";
     figure.dataset.series = String(payload.series.length);
+    figure.dataset.parts = String(payload.series.filter(function (s) { return s.part; }).length);
     figure.dataset.band = payload.series.some(function (s) { return s.band; }) ? "true" : "false";
     figure.dataset.tz = payload.tz;
     var totalNode = figure.querySelector("[data-drm-total]");
@@ -200,6 +208,13 @@
   function draw(figure, payload) {
     figure._payload = payload;
     var target = figure.querySelector(".drm-plot");
+    /* A breakdown's lines can change on a refresh (another value enters the top): redraw anew. */
+    var shape = JSON.stringify(payload.series.map(function (s) { return s.label; }));
+    if (figure._plot && figure._shape !== shape) {
+      figure._plot.destroy();
+      figure._plot = null;
+    }
+    figure._shape = shape;
     if (!figure._plot) {
       figure._plot = new uPlot(options(figure, target.clientWidth || 800), toData(payload), target);
     } else {

@@ -90,21 +90,21 @@ class Command(BaseCommand):
         mark_written(now)
 
     def hits(self, rng: random.Random, start: float, end: float) -> None:
-        site: list[tuple[float, int]] = []
-        template = conf.VIEW_COUNTER or "hits:{view}"
+        site = 0
         visitors = UniqueEstimate("visitors")
         for view, rate in VIEW_RATES.items():
             moments = arrivals(rng, start, end, rate)
-            site += [(moment, 1) for moment in moments]
+            site += len(moments)
             if view in ("home", "product"):  # the views that add their visitor
                 self.anonymous_visits(rng, visitors, moments)
-            Counter(template.replace("{view}", view)).incr_many((m, 1) for m in moments)
+            if conf.VIEW_COUNTER:  # the per-view name before labels, when the site keeps it
+                Counter(conf.VIEW_COUNTER.replace("{view}", view)).incr_many(
+                    (m, 1) for m in moments
+                )
             if view == "signup":  # every sign-up request is counted by @count(signups)
                 Counter("signups").incr_many((m, 1) for m in moments)
             self.health(rng, view, moments)
-        if conf.HITS_COUNTER:
-            Counter(conf.HITS_COUNTER).incr_many(site)
-        self.stdout.write(f"hits: {len(site)} page views over {len(VIEW_RATES)} views")
+        self.stdout.write(f"hits: {site} page views over {len(VIEW_RATES)} views")
 
     def anonymous_visits(
         self, rng: random.Random, visitors: UniqueEstimate, moments: list[float]
@@ -120,17 +120,27 @@ class Command(BaseCommand):
         batch.execute()
 
     def health(self, rng: random.Random, view: str, moments: list[float]) -> None:
-        """What the middleware records beside each hit: the status class (``VIEW_STATUS``) and
-        the response time (``VIEW_TIMER``), so the Views page has a history."""
-        if conf.VIEW_STATUS:
-            classes: dict[str, list[tuple[float, int]]] = {}
-            for moment in moments:
-                classes.setdefault(pick_status_class(rng, view), []).append((moment, 1))
-            for cls, hits in classes.items():
-                name = conf.VIEW_STATUS.replace("{view}", view).replace("{class}", cls)
-                Counter(name).incr_many(hits)
+        """What the middleware records of each request: a hit in the view's series of
+        ``HITS_COUNTER`` of its status class, and its response time in the view's series of
+        ``LATENCY_STATISTIC`` (and the per-view names before labels when the site sets them),
+        so the Views page and the dashboard have a history."""
+        classes: dict[str, list[tuple[float, int]]] = {}
+        for moment in moments:
+            classes.setdefault(pick_status_class(rng, view), []).append((moment, 1))
+        for cls, hits in classes.items():
+            if conf.HITS_COUNTER:
+                counter = Counter(conf.HITS_COUNTER, labels=("view", "status"))
+                counter.labels(view=view, status=cls).incr_many(hits)
+            if conf.VIEW_STATUS:
+                Counter(conf.VIEW_STATUS.replace("{view}", view).replace("{class}", cls)).incr_many(
+                    hits
+                )
+        timers = []
+        if conf.LATENCY_STATISTIC:
+            timers.append(Statistic(conf.LATENCY_STATISTIC, labels=("view",)).labels(view=view))
         if conf.VIEW_TIMER:
-            timer = Statistic(conf.VIEW_TIMER.replace("{view}", view))
+            timers.append(Statistic(conf.VIEW_TIMER.replace("{view}", view)))
+        for timer in timers:
             batch = Batch()
             for moment in moments:
                 timer.record(pick_latency(rng, view), when=moment, batch=batch)

@@ -1,0 +1,1 @@
+"""An app of the tests whose ``metrics.py`` declares metrics (``test_declared.py``)."""
