@@ -13,7 +13,6 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 from django.utils.module_loading import import_string
-from prometheus_client.core import GaugeMetricFamily, Metric
 
 from django_redis_metrics import (
     Counter,
@@ -30,19 +29,20 @@ from django_redis_metrics.cleanup import CLEANERS, clean_all
 from django_redis_metrics.core.base import Metric as BaseMetric
 from django_redis_metrics.core.cleaning import TEMP_KIND, CleanupReport
 from django_redis_metrics.core.keys import metric_key
-from django_redis_metrics.core.kind import Kind, ReadPlan
+from django_redis_metrics.core.kind import Kind
 from django_redis_metrics.core.steps import Op, Steps
 from django_redis_metrics.core.timeutil import When
 from django_redis_metrics.exposition.collector import MetricsCollector
+from django_redis_metrics.exposition.families import Draft
 from django_redis_metrics.kinds import register, registered, unregister
 
 #: What one metric of each kind that has a Prometheus family writes, and its name.
 EXPOSED: dict[str, Callable[[], object]] = {
-    "counter": lambda: Counter("exposed").incr(),
-    "bitmap": lambda: UniqueBitmap("exposed").mark(1),
-    "estimate": lambda: UniqueEstimate("exposed").add("item"),
-    "statistic": lambda: Statistic("exposed").record(3),
-    "gauge": lambda: Gauge("exposed").set(7),
+    "counter": lambda: Counter("exposed_counter").incr(),
+    "bitmap": lambda: UniqueBitmap("exposed_bitmap").mark(1),
+    "estimate": lambda: UniqueEstimate("exposed_estimate").add("item"),
+    "statistic": lambda: Statistic("exposed_statistic").record(3),
+    "gauge": lambda: Gauge("exposed_gauge").set(7),
 }
 
 
@@ -84,12 +84,8 @@ def test_every_registered_kind_with_a_family_is_exposed_by_the_collector(backend
         write()
     families = {family.name: family for family in MetricsCollector().collect()}
     for kind in exposed:
-        assert kind.exposition is not None
-        names = [family.name for family in kind.exposition(_NoReads())]
-        assert names, kind.name
-        for name in names:
-            labels = [sample.labels.get("metric") for sample in families[name].samples]
-            assert "exposed" in labels, (kind.name, name)
+        family = families[f"django_redis_metrics_exposed_{kind.name}"]
+        assert family.samples, kind.name
 
 
 @pytest.mark.django_db
@@ -109,13 +105,6 @@ def test_every_registered_kind_has_an_admin_page(single: Any, settings: Any) -> 
         for route, _, suffix in pages.pages:
             name = f"admin:django_redis_metrics_{pages.model._meta.model_name}_{suffix}"
             assert reverse(name).endswith(route)
-
-
-class _NoReads:
-    """A plan that drops what it is given: a kind's families, without reading them."""
-
-    def add(self, hook: Any, use: Callable[[Any], None]) -> None:
-        pass
 
 
 class Toy(BaseMetric):
@@ -142,14 +131,11 @@ def clean_toys(
     return report
 
 
-def toy_value_steps(toy: Toy) -> Steps[float]:
-    return float((yield Op("get", toy.key)))
-
-
-def toy_families(plan: ReadPlan) -> Iterator[Metric]:
-    family = GaugeMetricFamily("toy_value", "The toy's number.", labels=["metric"])
-    plan.add(toy_value_steps(Toy("kept")), lambda value: family.add_metric(["kept"], value))
-    yield family
+def toy_families() -> Steps[list[Draft]]:
+    value = yield Op("get", Toy("kept").key)
+    draft = Draft("toy_value", Toy.KIND, "gauge", "The toy's number.")
+    draft.add("", {}, float(value))
+    return [draft]
 
 
 @pytest.fixture
@@ -174,8 +160,8 @@ def test_a_kind_registered_later_is_cleaned_and_exposed(backend: Any, toy_kind: 
     assert [r.kind for r in clean_all(kinds=["toy"])] == ["toy"]
 
     families = {family.name: family for family in MetricsCollector().collect()}
-    assert [(s.labels, s.value) for s in families["toy_value"].samples] == [
-        ({"metric": "kept"}, 42.0)
+    assert [(s.labels, s.value) for s in families["django_redis_metrics_toy_value"].samples] == [
+        ({}, 42.0)
     ]
 
 

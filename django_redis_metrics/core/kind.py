@@ -8,28 +8,21 @@ them names a kind.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from .base import Metric
 from .cleaning import Cleaner
 from .steps import Steps
 
 if TYPE_CHECKING:
-    from prometheus_client.core import Metric as Family
+    from ..exposition.families import Draft
 
 
-class ReadPlan(Protocol):
-    """The reads of one scrape (``exposition.collector.Plan``): a kind queues a read's steps
-    (``core/steps.py``) and what to do with its answer; every kind's reads then travel
-    together (the gather driver), in a few pipelined round trips."""
-
-    def add(self, steps: Steps[Any], use: Callable[[Any], None]) -> None: ...
-
-
-#: Queues a kind's reads on the scrape's plan and returns the families those reads fill.
-Exposition = Callable[[ReadPlan], Iterable["Family"]]
+#: A kind's reads for a scrape, as steps (``core/steps.py``) that the collector runs with
+#: every other kind's (the gather driver): they return one draft family per metric.
+Exposition = Callable[[], Steps[list["Draft"]]]
 
 
 @dataclass(frozen=True)

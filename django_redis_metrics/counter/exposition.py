@@ -1,22 +1,27 @@
-"""The counters' Prometheus family: each counter's lifetime total, labelled by its name."""
+"""The counters' Prometheus families: one per counter, a sample per series, from its lifetime
+total (the net sum of its increments since it was first written, never trimmed)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from prometheus_client.core import CounterMetricFamily, Metric
-
-from ..core.kind import ReadPlan
-from ..exposition.families import NAMESPACE, adder
-from .model import Counter
+from ..core.steps import Steps
+from ..exposition.families import Draft, catalogue_steps, meta_steps, metrics
+from .keys import KIND
+from .model import LIFETIME_FIELD
 
 
-def counter_families(plan: ReadPlan) -> Iterator[Metric]:
-    counters = CounterMetricFamily(
-        f"{NAMESPACE}_counter",
-        "Net sum of the increments of each counter since it was first written.",
-        labels=["metric"],
-    )
-    for counter in Counter.objects.all():
-        plan.add(counter._lifetime_total_steps(), adder(counters, counter.name))
-    yield counters
+def counter_families() -> Steps[list[Draft]]:
+    members = yield from catalogue_steps(KIND)
+    answers = yield from meta_steps(KIND, members, LIFETIME_FIELD)
+    drafts = []
+    for name, series in metrics(members, answers):
+        draft = Draft(
+            name,
+            KIND,
+            "counter",
+            f"Counter {name!r}: the net sum of its increments since it was first written.",
+        )
+        draft.suffixes = ["_total"] * len(series.labels)
+        draft.labels = series.labels
+        draft.values = [int(answer) for answer in series.answers]
+        drafts.append(draft)
+    return drafts

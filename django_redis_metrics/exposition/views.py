@@ -11,7 +11,7 @@ from prometheus_client.exposition import choose_encoder
 from ..conf import conf
 from ..core.connection import REDIS_ERRORS
 from ..permissions import may_view_metrics
-from .collector import MetricsCollector
+from .collector import MetricsCollector, collection_paused
 
 
 def refusal(request: HttpRequest) -> HttpResponse | None:
@@ -43,13 +43,20 @@ def prometheus(request: HttpRequest) -> HttpResponse:
     refused = refusal(request)
     if refused is not None:
         return refused
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(MetricsCollector())
-    encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
     try:
-        body = encoder(registry)
+        body, content_type = render(request.headers.get("Accept", ""))
     except REDIS_ERRORS:
         return HttpResponse("Redis is unreachable.", status=503)
     response = HttpResponse(body, content_type=content_type)
     response["Cache-Control"] = "no-store"
     return response
+
+
+def render(accept: str) -> tuple[bytes, str]:
+    """Every metric in the format ``accept`` (an ``Accept`` header) asks for, and its content
+    type: the endpoint's work, HTTP aside (``bench_exposition_series.py`` times it)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(MetricsCollector())
+    encoder, content_type = choose_encoder(accept)
+    with collection_paused():  # until the families are rendered, then freed
+        return encoder(registry), content_type

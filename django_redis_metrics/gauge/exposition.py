@@ -1,29 +1,27 @@
-"""The gauges' Prometheus family: each gauge's latest value, labelled by its name."""
+"""The gauges' Prometheus families: one per gauge, a sample per series, its latest value."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
-
-from prometheus_client.core import GaugeMetricFamily, Metric
-
-from ..core.kind import ReadPlan
-from ..exposition.families import NAMESPACE
-from .model import Gauge
+from ..core.keys import to_str
+from ..core.steps import Steps
+from ..exposition.families import Draft, catalogue_steps, meta_steps, metrics
+from .keys import KIND
+from .model import LATEST
 
 
-def gauge_families(plan: ReadPlan) -> Iterator[Metric]:
-    gauges = GaugeMetricFamily(
-        f"{NAMESPACE}_gauge", "The latest value set on each gauge.", labels=["metric"]
-    )
-    for gauge in Gauge.objects.all():
-        plan.add(gauge._latest_steps(), _latest_adder(gauges, gauge.name))
-    yield gauges
+def gauge_families() -> Steps[list[Draft]]:
+    members = yield from catalogue_steps(KIND)
+    answers = yield from meta_steps(KIND, members, LATEST)
+    drafts = []
+    for name, series in metrics(members, answers):
+        draft = Draft(name, KIND, "gauge", f"Gauge {name!r}: the latest value set.")
+        draft.suffixes = [""] * len(series.labels)
+        draft.labels = series.labels
+        draft.values = [latest(answer) for answer in series.answers]
+        drafts.append(draft)
+    return drafts
 
 
-def _latest_adder(family: GaugeMetricFamily, name: str) -> Callable[[Any], None]:
-    def use(latest: tuple[float, float] | None) -> None:
-        if latest is not None:
-            family.add_metric([name], latest[1])
-
-    return use
+def latest(answer: bytes | str) -> float:
+    """The value of a gauge's stored ``when,value``."""
+    return float(to_str(answer).rpartition(",")[2])

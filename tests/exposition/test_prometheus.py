@@ -1,4 +1,5 @@
-"""The Prometheus exposition: what it serves, parsed as Prometheus parses it, and who reads it."""
+"""The Prometheus endpoint: who reads it, in which format, what a scrape costs, and that the
+per-kind families of earlier releases (a ``metric`` label) are gone."""
 
 from __future__ import annotations
 
@@ -6,73 +7,131 @@ from typing import Any
 
 import pytest
 from django.test import Client
-from django.urls import reverse
 from prometheus_client.openmetrics.parser import (
     text_string_to_metric_families as openmetrics_families,
 )
-from prometheus_client.parser import text_string_to_metric_families
 
 from django_redis_metrics import Counter, Gauge, Statistic, UniqueBitmap, UniqueEstimate
 
 from ..django_site import client_for, make_user
+from ..roundtrips import RoundTrips
+from .scraping import NS, families, samples, scrape
 
 pytestmark = pytest.mark.django_db
 
-TOKEN = "s3cret-token-for-the-scraper"
 
-
-@pytest.fixture
-def exposition(settings: Any, backend: Any) -> str:
-    settings.ROOT_URLCONF = "tests.integration.urls"
-    settings.DJANGO_REDIS_METRICS = {**settings.DJANGO_REDIS_METRICS, "EXPORT_TOKEN": TOKEN}
-    return reverse("django_redis_metrics:prometheus")
-
-
-def scrape(url: str, **headers: str) -> Any:
-    return Client().get(url, headers={"Authorization": f"Bearer {TOKEN}", **headers})
-
-
-def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    return {
-        (s.name, tuple(sorted(s.labels.items()))): s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-    }
-
-
-def test_counters_and_bitmaps_are_served_with_what_redis_holds(exposition: str) -> None:
-    Counter("signups", precisions=[1], samples=2).incr(3, when=1_000)
-    Counter("signups", precisions=[1], samples=2).incr(4)  # trims the old slice away
+def test_text_format_by_default(exposition: str) -> None:
     Counter("hits").incr()
-    visitors = UniqueBitmap("visitors", periods=("day", "month"))
-    for user in (1, 2, 3):
-        visitors.mark(user)
-    searches = UniqueEstimate("searchers", periods=("day",))
-    for item in ("a", "b", "a", 7, "c"):
-        searches.add(item)
     response = scrape(exposition)
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/plain; version=0.0.4")
-    found = samples(response.content.decode())
-    assert found[("django_redis_metrics_counter_total", (("metric", "signups"),))] == 7
-    assert Counter("signups", precisions=[1]).total(1) == 4
-    assert found[("django_redis_metrics_counter_total", (("metric", "hits"),))] == 1
-    users = "django_redis_metrics_unique_users"
-    assert found[(users, (("metric", "visitors"), ("period", "day")))] == 3
-    assert found[(users, (("metric", "visitors"), ("period", "month")))] == 3
-    estimated = "django_redis_metrics_unique_estimate"
-    assert found[(estimated, (("metric", "searchers"), ("period", "day")))] == 4
+    assert response["Cache-Control"] == "no-store"
+    assert samples(exposition)[(f"{NS}_hits_total", ())] == 1
 
 
 def test_openmetrics_when_the_scraper_asks(exposition: str) -> None:
-    Counter("hits").incr(2)
+    """Every kind, labelled and plain, parsed by the OpenMetrics parser (stricter than the
+    text format's: histograms' buckets, counts and sums checked)."""
+    Counter("hits", labels=("view",)).labels(view="home").incr(2)
+    Counter("signups").incr()
+    latency = Statistic("latency", labels=("view",))
+    latency.labels(view="home").record(5)
+    latency.labels(view="search").record_many([0.5, 12, 300])
+    Statistic("sizes").record(1024)
+    Gauge("depth", labels=("queue",)).labels(queue="mail").set(3)
+    UniqueBitmap("active", labels=("plan",)).labels(plan="pro").mark(1)
+    UniqueEstimate("searchers").add("a")
     response = scrape(exposition, Accept="application/openmetrics-text; version=1.0.0")
     assert response["Content-Type"].startswith("application/openmetrics-text")
     text = response.content.decode()
     assert text.endswith("# EOF\n")
-    families = {f.name: f for f in openmetrics_families(text)}
-    (sample,) = families["django_redis_metrics_counter"].samples
-    assert sample.labels == {"metric": "hits"} and sample.value == 2
+    found = {f.name: f for f in openmetrics_families(text)}
+    (sample,) = found[f"{NS}_hits"].samples
+    assert sample.name == f"{NS}_hits_total"
+    assert sample.labels == {"view": "home"} and sample.value == 2
+    assert found[f"{NS}_latency"].type == "histogram"
+    assert {"signups", "sizes", "depth", "active", "searchers"} <= {
+        name.removeprefix(f"{NS}_") for name in found
+    }
+
+
+def test_the_families_of_earlier_releases_are_gone(exposition: str) -> None:
+    """Replaced, not kept beside (docs/prometheus.md, "Migrating"): no family per kind, no
+    ``metric`` label, whatever kind wrote."""
+    Counter("signups").incr()
+    Gauge("queue").set(3)
+    Statistic("latency:home").record(12)
+    UniqueBitmap("visitors").mark(1)
+    UniqueEstimate("searchers").add("a")
+    served = families(exposition)
+    old = {"counter", "gauge", "statistic", "unique_users", "unique_estimate"}
+    assert not {f"{NS}_{name}" for name in old} & set(served)
+    assert all("metric" not in s.labels for f in served.values() for s in f.samples)
+    assert {f"{NS}_signups", f"{NS}_queue", f"{NS}_latency_home", f"{NS}_visitors"} <= set(served)
+
+
+def test_a_scrape_costs_the_same_round_trips_for_ten_or_a_thousand_series(
+    exposition: str, backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every series of every kind read together (the gather driver), in pipelines of 1,000
+    reads: no model built and read per name."""
+    hits = Counter("hits", labels=("view",), max_series=2000)
+    latency = Statistic("latency", labels=("view",), max_series=2000)
+
+    def write(views: range) -> None:
+        for view in views:
+            hits.labels(view=view).incr()
+            latency.labels(view=view).record(view + 1)
+            Gauge(f"queue{view}").set(view)
+
+    trips = RoundTrips(monkeypatch)
+    write(range(10))
+    few = trips.measure(lambda: scrape(exposition))
+    write(range(10, 300))
+    many = trips.measure(lambda: scrape(exposition))
+    assert len(samples(exposition)) > 300 * 3
+    # 900 more reads fit in the same pipelines on one node; a cluster pipeline sends one
+    # packet per node it reaches, whatever the reads (at most one per node more).
+    assert many <= few + (len(backend.client.get_nodes()) if backend.cluster else 0)
+
+
+def test_the_garbage_collector_is_left_as_it_was_found(
+    exposition: str, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Paused while a scrape builds its objects (docs/prometheus.md, "What a scrape costs"),
+    enabled again after, even when the scrape fails; never enabled by a scrape if the process
+    had disabled it."""
+    import gc
+
+    from django_redis_metrics.core.connection import reset_connections
+    from django_redis_metrics.exposition import collector
+
+    seen: list[bool] = []
+    real = collector.gather
+
+    def watching(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(collector, "gather", watching)
+    Counter("hits").incr()
+    assert gc.isenabled()
+    assert scrape(exposition).status_code == 200
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        assert scrape(exposition).status_code == 200
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    settings.DJANGO_REDIS_METRICS = {
+        **settings.DJANGO_REDIS_METRICS,
+        "CONNECTION": "redis://127.0.0.1:1/0",
+        "CLUSTER": False,
+    }
+    reset_connections()
+    assert scrape(exposition).status_code == 503
+    assert gc.isenabled()
 
 
 def test_closed_without_a_token(exposition: str) -> None:
@@ -105,39 +164,7 @@ def test_staff_need_the_permission(exposition: str) -> None:
     )
     allowed = client_for(make_user("olga", staff=True, permitted=True)).get(exposition)
     assert allowed.status_code == 200
-    assert b'django_redis_metrics_counter_total{metric="hits"} 1.0' in allowed.content
-
-
-def test_gauges_and_statistics_are_served_with_what_redis_holds(exposition: str) -> None:
-    Gauge("queue").set(7, when=1_000)
-    Gauge("queue").set(3)
-    Gauge("queue").set(99, when=2_000)  # a backfill: older than the latest
-    latency = Statistic("latency:home", precisions=[60, 3600])
-    values = [12.0, 30.5, 7.25, 120.0, 45.0]
-    for value in values:
-        latency.record(value)
-    latency.record(1000, when=500)  # an old slice: in the totals, not in the quantiles
-    found = samples(scrape(exposition).content.decode())
-    assert found[("django_redis_metrics_gauge", (("metric", "queue"),))] == 3
-    home = (("metric", "latency:home"),)
-    assert found[("django_redis_metrics_statistic_count", home)] == 6
-    assert found[("django_redis_metrics_statistic_sum", home)] == sum(values) + 1000
-    summary = latency.summary(60)
-    for quantile, key in (("0.5", "p50"), ("0.95", "p95"), ("0.99", "p99")):
-        labels = (*home, ("quantile", quantile))
-        assert found[("django_redis_metrics_statistic", labels)] == summary[key]
-    assert 30.5 / 1.05 <= summary["p50"] <= 30.5 * 1.05
-
-
-def test_statistics_parse_as_openmetrics_summaries(exposition: str) -> None:
-    Statistic("latency:a").record(5)
-    Statistic("latency:b").record(8)
-    response = scrape(exposition, Accept="application/openmetrics-text; version=1.0.0")
-    families = {f.name: f for f in openmetrics_families(response.content.decode())}
-    family = families["django_redis_metrics_statistic"]
-    assert family.type == "summary"
-    counts = {s.labels["metric"]: s.value for s in family.samples if s.name.endswith("_count")}
-    assert counts == {"latency:a": 1, "latency:b": 1}
+    assert f"{NS}_hits_total 1.0".encode() in allowed.content
 
 
 def test_redis_away_is_a_503(exposition: str, settings: Any) -> None:

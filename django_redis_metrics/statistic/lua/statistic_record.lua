@@ -2,7 +2,8 @@
 -- log-scale histogram per slice for quantiles), enforce each precision's retention, remember
 -- the statistic's configuration, list it.
 -- KEYS[1]          the meta hash: 'n' and 's' the lifetime count and sum of the values,
---                  precision -> samples kept, 'h:<precision>' the head, 'e:<precision>' when
+--                  'b<bucket>' the lifetime count of each histogram bucket and 'bn' how many
+--                  such fields it holds (see LIFETIME_BUCKETS), precision -> samples kept, 'h:<precision>' the head, 'e:<precision>' when
 --                  its hash expires, 'x' when the meta hash expires (ms), and 'listed' (see
 --                  lib/slice_window.lua)
 -- KEYS[2..n+1]     one hash per precision: slice start -> the slice's summary (below)
@@ -232,4 +233,31 @@ if values > 1 then
 end
 redis.call('HINCRBY', KEYS[1], 'n', values)
 redis.call('HINCRBYFLOAT', KEYS[1], 's', total)
+-- The lifetime histogram, apart from the slices and never trimmed (what a Prometheus
+-- histogram's cumulative buckets are): one field per bucket holding values, at most
+-- LIFETIME_BUCKETS of them (96 span a factor of 4096 at eight per doubling; 192 a factor of
+-- 16 million), so the meta hash stays bounded; a value of a bucket past them is counted in
+-- 'n' and 's' only (a Prometheus histogram's +Inf bucket).
+local LIFETIME_BUCKETS = 192
+local kept  -- how many bucket fields the hash holds: read only when a bucket is new
+local function add_lifetime(tag, count)
+    local field = 'b' .. tag
+    if redis.call('HEXISTS', KEYS[1], field) == 1 then
+        redis.call('HINCRBY', KEYS[1], field, count)
+        return
+    end
+    kept = kept or tonumber(redis.call('HGET', KEYS[1], 'bn') or '0')
+    if kept < LIFETIME_BUCKETS then
+        kept = kept + 1
+        redis.call('HINCRBY', KEYS[1], field, count)
+        redis.call('HSET', KEYS[1], 'bn', kept)
+    end
+end
+if values == 1 then
+    add_lifetime(ARGV[8], 1)
+else
+    for _, tag in ipairs(tags) do
+        add_lifetime(tag, tag_counts[tag])
+    end
+end
 return finish_write(KEYS[1], changed, expire, meta_expiry, listed, catalogue, name)
