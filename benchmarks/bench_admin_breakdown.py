@@ -49,8 +49,8 @@ def populate(series: int, statistic_series: int, now: float) -> None:
 
 def one_at_a_time(counter: Any, now: float) -> int:
     """The same slices read a series at a time (a round trip each), added up: the naive way."""
-    from django_redis_metrics.core.aggregate import series_of_steps
     from django_redis_metrics.core.drive import drive
+    from django_redis_metrics.core.labels.aggregate import series_of_steps
 
     total = 0
     for series in drive(series_of_steps(counter)):

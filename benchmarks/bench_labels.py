@@ -45,7 +45,7 @@ def write_figures(writes: int) -> None:
 def read_figures(sizes: list[int], repeats: int) -> None:
     from django_redis_metrics import Counter, get_redis_connection
     from django_redis_metrics.core.keys import catalogue_key, metric_key
-    from django_redis_metrics.core.labelling import series_range
+    from django_redis_metrics.core.labels.labelling import series_range
 
     client = get_redis_connection()
     now = time.time()

@@ -14,8 +14,8 @@ class DjangoRedisMetricsConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks, wiring_checks
-        from .core import declared
         from .core.base import Metric
+        from .core.queries import declared
 
         register(Tags.compatibility)(checks.check_settings)
         register(Tags.compatibility)(wiring_checks.check_middleware_order)
@@ -24,7 +24,7 @@ class DjangoRedisMetricsConfig(AppConfig):
         # metrics it declares exist before the first request.
         autodiscover_modules("metrics")
         # ... and the metrics bound to names at their module level are declared: listed by
-        # Model.objects (core/declared.py) before they hold data.
+        # Model.objects (core/queries/declared.py) before they hold data.
         for config in apps.get_app_configs():
             module = sys.modules.get(f"{config.name}.metrics")
             if module is not None:

@@ -29,7 +29,7 @@ from django.utils.module_loading import import_string
 from .conf import DEFAULTS, SETTING_NAME, Settings
 from .core.connection import is_url
 from .core.keys import validate_name
-from .core.labelling import label_value
+from .core.labels.labelling import label_value
 from .core.sentinel import is_sentinel_url
 from .core.sentinel import parse as parse_sentinel_url
 from .core.validation import positive_int, shown

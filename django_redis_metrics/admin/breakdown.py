@@ -2,7 +2,7 @@
 
 A labelled metric (``Counter("hits", labels=("view", "status"))``) keeps its data in series,
 each listed in its kind's catalogue as ``hits\\x1fview=home\\x1fstatus=2xx``
-(``core/labelling.py``). Its page lists them in the round trip of its own first read (one
+(``core/labels/labelling.py``). Its page lists them in the round trip of its own first read (one
 ``ZRANGEBYLEX``), then reads every series it shows in **one pipelined round** (the gather driver),
 one ``HMGET`` of the range's slices per series. The series are grouped by the values of one label
 (``?by=view``, default: the first label), the other labels added up; the ``TOP`` values with the
@@ -28,7 +28,7 @@ from django.http import Http404, HttpRequest, QueryDict
 from ..core.base import Metric
 from ..core.drive import drive, gather
 from ..core.keys import catalogue_key, metric_key, to_str
-from ..core.labelling import OTHER, OVERFLOW_FIELD, series_range, split
+from ..core.labels.labelling import OTHER, OVERFLOW_FIELD, series_range, split
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, Steps
 

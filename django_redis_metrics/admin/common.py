@@ -24,8 +24,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from ..conf import conf
 from ..core.catalogue import validate_member
 from ..core.keys import to_str
-from ..core.labelling import OTHER, split
-from ..core.queryset import MetricQuerySet
+from ..core.labels.labelling import OTHER, split
+from ..core.queries.queryset import MetricQuerySet
 from ..permissions import may_view_metrics
 
 ViewFunction = Callable[..., HttpResponse]
@@ -79,7 +79,7 @@ def label(seconds: int) -> str:
 
 
 def name_param(request: HttpRequest) -> str:
-    """``?name=``: a metric's name, or a series' (``core/labelling.py``)."""
+    """``?name=``: a metric's name, or a series' (``core/labels/labelling.py``)."""
     name = request.GET.get("name", "")
     try:
         return validate_member(name)

@@ -12,7 +12,7 @@ from django.template.response import TemplateResponse
 
 from ..conf import conf
 from ..core.drive import drive
-from ..core.labelling import split
+from ..core.labels.labelling import split
 from ..core.steps import Op, pipe_steps
 from ..core.timeutil import slice_starts
 from ..models import StatisticMetric

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from django.urls import reverse
 
 from ..core.base import Metric
-from ..core.labelling import split
+from ..core.labels.labelling import split
 from ..core.steps import Op
 from ..core.validation import shown
 from .breakdown import filter_param

@@ -13,7 +13,7 @@ from django.http import QueryDict
 
 from ..bitmaps import UniqueBitmap
 from ..conf import conf
-from ..core.labelling import SEPARATOR
+from ..core.labels.labelling import SEPARATOR
 from ..core.periods import period_class
 from ..core.timeutil import slice_starts
 from ..counter import Counter

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..conf import conf
 from ..core.base import Metric
-from ..core.labelling import OTHER, SEPARATOR, split
+from ..core.labels.labelling import OTHER, SEPARATOR, split
 from ..counter import Counter
 from ..statistic import Statistic
 from .tilebase import Lookup, chart_query

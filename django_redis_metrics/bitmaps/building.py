@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 from ..core.gather import pipelined_steps
 from ..core.keys import to_str
+from ..core.labels.uniting import checked, temporary_keys
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Pipe, Script, Step, Steps
-from ..core.uniting import checked, temporary_keys
 from .bounds import MAX_SCRIPT_SOURCES, TEMP_TTL_MS
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
@@ -58,8 +58,8 @@ def build_steps(keys: Sequence[str], target: str) -> Steps[int]:
 
 def scratch_keys(step: Step) -> list[str]:
     """What the first request of a query leaves in Redis, should the query be dropped after it
-    (``core/uniting.py``): a union built beforehand, or the result a "store" program kept (its
-    other temporaries, it deleted; cached unions stay)."""
+    (``core/labels/uniting.py``): a union built beforehand, or the result a "store" program
+    kept (its other temporaries, it deleted; cached unions stay)."""
     ops = step.ops if isinstance(step, Pipe) else [step]
     kept = [
         op

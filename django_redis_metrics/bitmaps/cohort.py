@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 from ..core.connection import AnyRedisClient, is_cluster
 from ..core.gather import gather_steps, pipelined_steps
 from ..core.keys import temp_key
+from ..core.labels.uniting import checked, with_union
 from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Pipe, Script, Steps
-from ..core.uniting import checked, with_union
 from . import query_plan
 from .bounds import MAX_SCRIPT_SOURCES, TEMP_TTL_MS
 from .keys import KIND

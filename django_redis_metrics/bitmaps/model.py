@@ -20,13 +20,13 @@ from datetime import date, timedelta, tzinfo
 from typing import ClassVar
 
 from ..core import catalogue, deferral
-from ..core.admission import aadmitted, admitted
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.cover import NoDayKeys, cover, cover_days
 from ..core.drive import adrive, drive
 from ..core.keys import metric_key, to_str
+from ..core.labels.admission import aadmitted, admitted
 from ..core.periodic import (
     DEFAULT_PERIODS,
     PeriodicMetric,

@@ -29,10 +29,10 @@ from ..core.base import Metric
 from ..core.connection import AnyRedisClient, get_redis_connection, is_cluster
 from ..core.drive import adrive, drive
 from ..core.keys import temp_key, to_str
+from ..core.labels.uniting import with_union
 from ..core.periods import Period
 from ..core.scripts import STALE, ScriptLibrary, error_code
 from ..core.steps import Op, Script, Steps
-from ..core.uniting import with_union
 from ..core.validation import shown
 from .bounds import MAX_SCRIPT_SOURCES as MAX_SCRIPT_SOURCES
 from .bounds import TEMP_TTL_MS as TEMP_TTL_MS
@@ -298,7 +298,7 @@ def evaluate(
     client: AnyRedisClient, query: BitmapQuery, mode: str, plain: Steps[Any] | None = None
 ) -> Steps[Any]:
     """Evaluate ``query``, the leaves of a bitmap with series over its series too (listed in
-    the first round trip: ``core/uniting.py``); ``plain``: its read when none has series."""
+    the first round trip: ``core/labels/uniting.py``); ``plain``: its read when none has series."""
     return (
         yield from with_union(
             _families(query),

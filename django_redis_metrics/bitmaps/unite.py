@@ -1,4 +1,5 @@
-"""A labelled bitmap read as a whole: each period the union of its series' (``core/uniting.py``).
+"""A labelled bitmap read as a whole: each period the union of its series'
+(``core/labels/uniting.py``).
 
 The users of a labelled bitmap in a period are those of any of its series in that period (and
 of the metric's own key, which a labelled bitmap never writes). A query over the metric has
@@ -27,10 +28,10 @@ from ..core.connection import AnyRedisClient, RedisClient, is_cluster
 from ..core.drive import drive
 from ..core.gather import gather_steps, pipelined_steps
 from ..core.keys import temp_key, to_str
+from ..core.labels.uniting import checked
 from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Script, Steps
-from ..core.uniting import checked
 from .bounds import IMPORTS_PER_CALL, MAX_SCRIPT_SOURCES, TEMP_TTL_MS, UNITE_GROUP
 from .building import build_steps
 from .keys import KIND

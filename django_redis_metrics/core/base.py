@@ -1,5 +1,5 @@
 """What every kind of metric shares: a name, a kind, equality by name, catalogue upkeep, and
-labels (``core/labelling.py``): a labelled metric's series are metrics of its kind."""
+labels (``core/labels/labelling.py``): a labelled metric's series are metrics of its kind."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ..exceptions import MetricDoesNotExist, MultipleMetricsReturned
 from . import catalogue
 from .drive import adrive, drive
 from .keys import metric_key
-from .labelling import OTHER, label_values, other_name, series_name, validate_label_names
+from .labels.labelling import OTHER, label_values, other_name, series_name, validate_label_names
 from .steps import Op, Steps
 from .validation import series_cap
 
@@ -95,7 +95,9 @@ class Metric:
         deleted. A metric's ``delete()`` calls it: deleting ``hits`` deletes its series too."""
         if self.family is not None:
             return 0
-        from .aggregate import series_of_steps  # aggregate reads the series this module makes
+        from .labels.aggregate import (
+            series_of_steps,  # aggregate reads the series this module makes
+        )
 
         found = drive(series_of_steps(self))
         for series in found:

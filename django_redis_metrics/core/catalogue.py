@@ -13,15 +13,15 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 from ..exceptions import MetricDoesNotExist, MultipleMetricsReturned
-from . import declared
 from .connection import AnyRedisClient, RedisClient, get_redis_connection, is_cluster
 from .drive import adrive, drive
 from .keys import catalogue_key, metric_key, to_str, validate_name
-from .labelling import SEPARATOR, label_value, series_range, split, validate_label_names
-from .measures import Grouped
-from .queryset import MetricQuerySet
+from .labels.labelling import SEPARATOR, label_value, series_range, split, validate_label_names
+from .queries import declared
+from .queries.measures import Grouped
+from .queries.queryset import MetricQuerySet
+from .queries.selection import Builder
 from .scripts import script
-from .selection import Builder
 from .steps import Op, Pipe, Script, Steps
 
 PAGE = 500
@@ -111,7 +111,7 @@ def names(
 
 def validate_member(name: object, what: str = "metric name") -> str:
     """``name`` if it can be a catalogue member: a metric's name, or a series' (its metric's
-    name and its labels, ``core/labelling.py``); else a ``TypeError``/``ValueError``."""
+    name and its labels, ``core/labels/labelling.py``); else a ``TypeError``/``ValueError``."""
     if not isinstance(name, str) or SEPARATOR not in name:
         return validate_name(name, what)
     found = split(name)
@@ -176,7 +176,7 @@ class MetricManager(Generic[M]):
 
     ``names()``, ``all()`` and ``many()`` give lists, as they always did (``names()`` and
     ``all()`` forget listed metrics whose keys all expired); ``filter()``, ``exclude()``,
-    ``order_by()`` and the rest give a lazy queryset (``core/queryset.py``) of catalogue
+    ``order_by()`` and the rest give a lazy queryset (``core/queries/queryset.py``) of catalogue
     members and declared metrics, as Django's ``QuerySet``.
     """
 
@@ -255,7 +255,7 @@ class MetricManager(Generic[M]):
                 return family  # type: ignore[no-any-return]
         raise self.model.DoesNotExist(f"No {self.model.LABEL} named {name!r} holds data.")
 
-    # Querysets (core/queryset.py)
+    # Querysets (core/queries/queryset.py)
 
     def get_queryset(self) -> MetricQuerySet[M]:
         """Every row: catalogue members and declared metrics holding no data, by name."""

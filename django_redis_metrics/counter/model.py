@@ -15,13 +15,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
-from ..core.admission import aadmitted, admitted
-from ..core.aggregate import with_series
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.drive import adrive, drive
 from ..core.keys import catalogue_key, metric_key, to_str
+from ..core.labels.admission import aadmitted, admitted
+from ..core.labels.aggregate import with_series
 from ..core.retention import MAX_AHEAD
 from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric

@@ -17,13 +17,13 @@ from datetime import date, tzinfo
 from typing import ClassVar
 
 from ..core import catalogue, deferral
-from ..core.admission import aadmitted, admitted
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.cover import cover_days
 from ..core.drive import adrive, drive
 from ..core.keys import catalogue_key, metric_key, to_str
+from ..core.labels.admission import aadmitted, admitted
 from ..core.periodic import (
     PeriodicMetric,
     clipped_range,

@@ -7,7 +7,7 @@ of more than ``MAX_COUNT_KEYS`` keys is merged in bounded steps (``estimate_unio
 temporary key with a TTL, so no single command blocks Redis for long.
 
 A labelled estimate counts the union of its series (``unite.py``): they are listed in the first
-round trip of the count (``core/uniting.py``), and only if there are some are they read.
+round trip of the count (``core/labels/uniting.py``), and only if there are some are they read.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from ..core.connection import AnyRedisClient, get_redis_connection, is_cluster
 from ..core.drive import adrive, drive
 from ..core.gather import pipelined_steps
 from ..core.keys import temp_key
+from ..core.labels.uniting import checked, temporary_keys, with_union
 from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Script, Steps
-from ..core.uniting import checked, temporary_keys, with_union
 from .bounds import MAX_COUNT_KEYS as MAX_COUNT_KEYS
 from .bounds import TEMP_TTL_MS as TEMP_TTL_MS
 from .keys import KIND

@@ -19,10 +19,10 @@ from typing import Any, Protocol
 
 from ..core.gather import gather_steps, pipelined_steps
 from ..core.keys import temp_key
+from ..core.labels.uniting import checked
 from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Script, Steps
-from ..core.uniting import checked
 from .bounds import IMPORTS_PER_CALL, MAX_COUNT_KEYS, TEMP_TTL_MS, UNITE_GROUP
 from .keys import KIND
 

@@ -15,7 +15,7 @@ from typing import Any
 from ..core.catalogue import inline_catalogue
 from ..core.connection import get_redis_connection
 from ..core.keys import catalogue_key, metric_key, to_str
-from ..core.labelling import OTHER, SEPARATOR
+from ..core.labels.labelling import OTHER, SEPARATOR
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Pipe, Script, Steps
 

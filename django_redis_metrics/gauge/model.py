@@ -13,14 +13,14 @@ from functools import partial
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
-from ..core.admission import aadmitted, admitted
-from ..core.aggregate import series_of_steps
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps
 from ..core.connection import AnyRedisClient
 from ..core.drive import adrive, drive
 from ..core.gather import gather_steps
-from ..core.labelling import OTHER
+from ..core.labels.admission import aadmitted, admitted
+from ..core.labels.aggregate import series_of_steps
+from ..core.labels.labelling import OTHER
 from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, Read, Steps, reads_of

@@ -10,7 +10,7 @@ series of a labelled one (``metric.labels(...)``).
 A declared metric or series merges with itself only (by identity): the middleware keeps its
 series on its ``RequestPlan``, so the hits of one view and status class in one second are one
 increment whatever the number of requests. The series of a batch that this process has not
-admitted yet (``core/admission.py``) are admitted together first, in one round trip.
+admitted yet (``core/labels/admission.py``) are admitted together first, in one round trip.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from datetime import datetime
 from typing import Any
 
 from ..bitmaps import UniqueBitmap
-from ..core.admission import admit_all
 from ..core.batch import Batch
 from ..core.connection import REDIS_ERRORS
+from ..core.labels.admission import admit_all
 from ..core.periods import get_zone
 from ..counter import Counter
 from ..statistic import Statistic

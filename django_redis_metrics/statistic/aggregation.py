@@ -1,4 +1,4 @@
-"""How a queryset's aggregates combine statistics (``core/measures.py``): the stored slices
+"""How a queryset's aggregates combine statistics (``core/queries/measures.py``): the stored slices
 of the selected series merged into one summary, as ``Statistic.summary`` gives for one slice
 (count, sum, min, max, mean, stddev and quantiles within the histogram's error bound)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.measures import Measure, register
+from ..core.queries.measures import Measure, register
 from ..core.steps import Steps
 from . import histogram
 from .histogram import Slice, Summary

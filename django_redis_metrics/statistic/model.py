@@ -18,13 +18,13 @@ from functools import partial
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
-from ..core.admission import aadmitted, admitted
-from ..core.aggregate import with_series
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.drive import adrive, drive
 from ..core.keys import to_str
+from ..core.labels.admission import aadmitted, admitted
+from ..core.labels.aggregate import with_series
 from ..core.scripts import ScriptLibrary
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, Read, Steps, reads_of

@@ -293,7 +293,7 @@ def test_the_series_read_are_bounded(
 
 
 def test_a_full_metric_says_how_many_label_sets_went_to_other(staff: Any, frozen: float) -> None:
-    from django_redis_metrics.core.admission import answers
+    from django_redis_metrics.core.labels.admission import answers
 
     answers.clear()
     pages = Counter("paths", labels=("path",), precisions=[60], max_series=2)

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from django_redis_metrics import Batch, Counter, Gauge, Statistic
-from django_redis_metrics.core import declared
+from django_redis_metrics.core.queries import declared
 
 from ..django_site import admin_url, client_for, counting_round_trips, make_user
 

@@ -9,7 +9,7 @@ from django_redis_metrics import Counter, Statistic
 from django_redis_metrics.admin import viewsource
 from django_redis_metrics.admin.statistics import is_view_timer
 from django_redis_metrics.admin.tilebase import Lookup
-from django_redis_metrics.core.labelling import SEPARATOR as S
+from django_redis_metrics.core.labels.labelling import SEPARATOR as S
 
 HITS = Lookup(Counter.KIND, f"hits{S}")
 LATENCY = Lookup(Statistic.KIND, f"latency{S}")

@@ -20,9 +20,9 @@ from django_redis_metrics import Batch, UniqueBitmap
 from django_redis_metrics.bitmaps import bounds
 from django_redis_metrics.bitmaps import query as bitmap_query
 from django_redis_metrics.bitmaps.ids import id_kind_key
-from django_redis_metrics.core.admission import answers
 from django_redis_metrics.core.keys import catalogue_key
-from django_redis_metrics.core.labelling import OTHER, OVERFLOW_FIELD, split
+from django_redis_metrics.core.labels.admission import answers
+from django_redis_metrics.core.labels.labelling import OTHER, OVERFLOW_FIELD, split
 from django_redis_metrics.core.periods import Day, get_zone
 from django_redis_metrics.sending import sender
 

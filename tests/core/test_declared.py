@@ -1,4 +1,4 @@
-"""Metrics declared in a ``metrics.py`` (``core/declared.py``) are rows of their kind's
+"""Metrics declared in a ``metrics.py`` (``core/queries/declared.py``) are rows of their kind's
 queryset until they hold data, in their place in every name-ordered page."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from django_redis_metrics import Counter
-from django_redis_metrics.core import declared
 from django_redis_metrics.core.base import Metric
-from django_redis_metrics.core.labelling import series_name
+from django_redis_metrics.core.labels.labelling import series_name
+from django_redis_metrics.core.queries import declared
 
 T0 = 1_700_000_000
 FAST = settings(

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from django_redis_metrics import Counter, Statistic, flush
-from django_redis_metrics.core.admission import answers
 from django_redis_metrics.core.keys import catalogue_key
-from django_redis_metrics.core.labelling import OTHER, OVERFLOW_FIELD, split
+from django_redis_metrics.core.labels.admission import answers
+from django_redis_metrics.core.labels.labelling import OTHER, OVERFLOW_FIELD, split
 
 from ..asyncio_helpers import run
 from ..roundtrips import RoundTrips

@@ -1,4 +1,4 @@
-"""A queryset's aggregates (``core/measures.py``) over statistics, against a plain model,
+"""A queryset's aggregates (``core/queries/measures.py``) over statistics, against a plain model,
 and their cost in round trips (counters are checked with the lookups in test_queryset.py)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from django_redis_metrics import Counter, Statistic
-from django_redis_metrics.core.admission import answers
+from django_redis_metrics.core.labels.admission import answers
 
 T0 = 1_700_000_000
 FAST = settings(

@@ -1,5 +1,5 @@
-"""Querysets over a kind's catalogue (``core/queryset.py``), checked against a plain model: a
-dict of metric name -> {label set -> count}, on a single node and on Redis Cluster."""
+"""Querysets over a kind's catalogue (``core/queries/queryset.py``), checked against a plain
+model: a dict of metric name -> {label set -> count}, on a single node and on Redis Cluster."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from django_redis_metrics import Counter, EventSeries, Gauge, MetricDoesNotExist, Statistic
-from django_redis_metrics.core import selection
-from django_redis_metrics.core.admission import answers
-from django_redis_metrics.core.labelling import series_name
+from django_redis_metrics.core.labels.admission import answers
+from django_redis_metrics.core.labels.labelling import series_name
+from django_redis_metrics.core.queries import selection
 
 from ..asyncio_helpers import run
 

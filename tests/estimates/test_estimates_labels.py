@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from django_redis_metrics import Batch, UniqueEstimate
-from django_redis_metrics.core.admission import answers
 from django_redis_metrics.core.keys import catalogue_key
+from django_redis_metrics.core.labels.admission import answers
 from django_redis_metrics.core.periods import Day, get_zone
 from django_redis_metrics.estimates import unite as estimate_unite
 from django_redis_metrics.estimates.bounds import MAX_COUNT_KEYS

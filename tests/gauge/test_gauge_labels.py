@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from django_redis_metrics import Gauge
-from django_redis_metrics.core.admission import answers
+from django_redis_metrics.core.labels.admission import answers
 
 from ..asyncio_helpers import run
 

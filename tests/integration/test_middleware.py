@@ -17,10 +17,10 @@ from django.urls import reverse
 from redis.connection import AbstractConnection
 
 from django_redis_metrics import Counter
-from django_redis_metrics.core.aggregate import series_of_steps
 from django_redis_metrics.core.connection import fail_fast_connection
 from django_redis_metrics.core.drive import drive
-from django_redis_metrics.core.labelling import SEPARATOR
+from django_redis_metrics.core.labels.aggregate import series_of_steps
+from django_redis_metrics.core.labels.labelling import SEPARATOR
 from django_redis_metrics.middleware import STATUS_CLASSES, MetricsMiddleware
 from django_redis_metrics.sending import sender
 from django_redis_metrics.sending.writes import Writes

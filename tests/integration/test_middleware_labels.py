@@ -11,8 +11,8 @@ from django.test import Client, RequestFactory
 from django.urls import resolve, reverse
 
 from django_redis_metrics import Counter, Statistic
-from django_redis_metrics.core.aggregate import series_of_steps
 from django_redis_metrics.core.drive import drive
+from django_redis_metrics.core.labels.aggregate import series_of_steps
 from django_redis_metrics.middleware import queue_request_writes, request_plan
 from django_redis_metrics.sending import sender
 from django_redis_metrics.sending.writes import Submission, Writes, build_batch

@@ -15,8 +15,8 @@ from django.test import AsyncClient, Client
 from django.urls import set_script_prefix
 
 from django_redis_metrics import Counter, UniqueBitmap
-from django_redis_metrics.core.aggregate import series_of_steps
 from django_redis_metrics.core.drive import drive
+from django_redis_metrics.core.labels.aggregate import series_of_steps
 from django_redis_metrics.sending import sender
 
 from ..django_site import MIDDLEWARE, flushed, signed_in

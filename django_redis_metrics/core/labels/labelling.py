@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .validation import shown
+from ..validation import shown
 
 #: Separates a metric's name from each of its labels in a series name.
 SEPARATOR = "\x1f"

@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .base import Metric
+    from ..base import Metric
 
 #: Most declarations one process keeps (a site declares tens or hundreds).
 MAX_DECLARED = 10_000

@@ -18,16 +18,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..conf import conf
+from ...conf import conf
+from ..gather import pipelined_steps
+from ..keys import TEMP, catalogue_key, to_str
+from ..scripts import as_refusal
+from ..steps import Op, Pipe, Script, Step, Steps, finish
 from .aggregate import raised_reply, resume_steps
-from .gather import pipelined_steps
-from .keys import TEMP, catalogue_key, to_str
 from .labelling import series_range, split
-from .scripts import as_refusal
-from .steps import Op, Pipe, Script, Step, Steps, finish
 
 if TYPE_CHECKING:
-    from .base import Metric
+    from ..base import Metric
 
 T = TypeVar("T")
 M = TypeVar("M", bound="Metric")

@@ -27,15 +27,15 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from ..drive import adrive, drive
+from ..labels.admission import answers
+from ..steps import Steps
 from . import declared, measures, selection
-from .admission import answers
-from .drive import adrive, drive
 from .lookups import Group, LexRange, exact_by_range, parse, ranges
 from .selection import Entry
-from .steps import Steps
 
 if TYPE_CHECKING:
-    from .catalogue import CataloguedMetric
+    from ..catalogue import CataloguedMetric
 
 M = TypeVar("M", bound="CataloguedMetric")
 

@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .labelling import SEPARATOR, split
-from .validation import shown
+from ..labels.labelling import SEPARATOR, split
+from ..validation import shown
 
 #: The lookups a name or a label value accepts (Django's spelling; the ``i`` ones ignore case).
 LOOKUPS = ("exact", "iexact", "in", "startswith", "istartswith", "contains", "icontains", "regex")

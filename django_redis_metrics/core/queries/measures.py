@@ -20,11 +20,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .drive import adrive, drive
-from .gather import gather_steps
-from .keys import to_str
-from .labelling import OTHER
-from .steps import Op, Pipe, Steps
+from ..drive import adrive, drive
+from ..gather import gather_steps
+from ..keys import to_str
+from ..labels.labelling import OTHER
+from ..steps import Op, Pipe, Steps
 
 #: The kinds whose samples are counts, so that rows may be ordered by their total.
 COUNTING = ("counter",)

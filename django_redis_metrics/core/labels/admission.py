@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from .drive import adrive, drive
-from .keys import catalogue_key
+from ..drive import adrive, drive
+from ..keys import catalogue_key
+from ..scripts import script
+from ..steps import Op, Script, Steps
 from .labelling import OTHER, OVERFLOW_FIELD, other_name, series_range
-from .scripts import script
-from .steps import Op, Script, Steps
 
 if TYPE_CHECKING:
-    from .base import Metric
+    from ..base import Metric
 
 logger = logging.getLogger("django_redis_metrics")
 
@@ -162,7 +162,7 @@ def admit_all(many: Iterable[Metric]) -> None:
     pipeline: the sender admits a batch's new series together before writing them). A
     connection error propagates; a series whose admission met an error reply stays unknown,
     and its own write admits it again (and meets the error there, as without this)."""
-    from .gather import gather_steps
+    from ..gather import gather_steps
 
     new = [m for m in many if m.family is not None and answers.get(_answer_key(m)) is None]
     if new:

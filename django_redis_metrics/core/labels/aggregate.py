@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .gather import gather_steps, pipelined_steps
-from .keys import catalogue_key, to_str
+from ..gather import gather_steps, pipelined_steps
+from ..keys import catalogue_key, to_str
+from ..scripts import as_refusal
+from ..steps import Op, Pipe, Script, Step, Steps
 from .labelling import series_range, split
-from .scripts import as_refusal
-from .steps import Op, Pipe, Script, Step, Steps
 
 if TYPE_CHECKING:
-    from .base import Metric
+    from ..base import Metric
 
 T = TypeVar("T")
 M = TypeVar("M", bound="Metric")

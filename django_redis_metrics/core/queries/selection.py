@@ -15,14 +15,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from ..keys import catalogue_key, metric_key, to_str
+from ..labels.labelling import SEPARATOR, SeriesName, split
+from ..steps import Op, Pipe, Steps, chunked_steps
 from . import declared
-from .keys import catalogue_key, metric_key, to_str
-from .labelling import SEPARATOR, SeriesName, split
 from .lookups import EVERYTHING, Group, LexRange, name_range, ranges, selects
-from .steps import Op, Pipe, Steps, chunked_steps
 
 if TYPE_CHECKING:
-    from .catalogue import CataloguedMetric
+    from ..catalogue import CataloguedMetric
 
 M = TypeVar("M", bound="CataloguedMetric")
 

@@ -1,0 +1,2 @@
+"""Labelled metrics: series named by their labels, admitted under a cap, read as one
+(``docs/labels.md``)."""
