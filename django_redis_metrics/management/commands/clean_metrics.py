@@ -14,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
 from django_redis_metrics import cleanup
+from django_redis_metrics.alerts import declared, evaluate
 from django_redis_metrics.conf import conf
 from django_redis_metrics.core.cleaning import CleanupReport
 from django_redis_metrics.core.connection import REDIS_ERRORS, get_redis_connection, redacted
@@ -113,6 +114,12 @@ class Command(BaseCommand):
                         self.stdout.write(f"  {line}")
             if verbosity >= 1 and dry_run:
                 self.stdout.write(f"pass {passes}: dry run, nothing was changed.")
+            if declared() and not dry_run:
+                # Each pass evaluates the declared alerts too, its webhooks bounded by
+                # ALERTS["PASS_SECONDS"] (docs/alerts.md).
+                evaluated = evaluate()
+                if verbosity >= 1:
+                    self.stdout.write(f"pass {passes}: {evaluated.summary()}")
 
         def error(passes: int, exc: Exception) -> None:
             """Once per outage: the daemon keeps trying, a pass per interval."""
