@@ -29,7 +29,7 @@ from ..core.steps import Op, Script, Steps
 from ..core.gather import gather_steps
 from .model import Alert
 from .options import AlertOptions
-from .state import script
+from .state import parsed_value, script
 
 #: Most deliveries one alert hands to one pass.
 CLAIM = 10
@@ -92,7 +92,12 @@ def deliver(alerts: list[Alert], now: float, options: AlertOptions) -> list[Outc
         if remaining <= 0:  # out of time: due again at once, for the next pass
             drive(_done_steps(alert, member, delivery, now, options, retry_now=True))
             continue
-        body = {**delivery, "attempt": delivery["attempt"] + 1, "description": alert.describe()}
+        body = {
+            **delivery,
+            "attempt": delivery["attempt"] + 1,
+            "value": parsed_value(str(delivery["value"])),
+            "description": alert.describe(),
+        }
         try:
             post(options.webhook_url, body, min(options.webhook_timeout, remaining))
         except (OSError, ValueError) as exc:  # URLError, HTTPError, timeouts are OSErrors
