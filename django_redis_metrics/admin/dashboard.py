@@ -13,6 +13,7 @@ from typing import Any
 
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.module_loading import import_string
 
 from ..conf import conf
@@ -21,7 +22,7 @@ from ..core.drive import drive
 from ..core.keys import catalogue_key, metric_key, to_str
 from ..core.steps import Op, Pipe, Steps
 from ..core.validation import shown
-from . import common, health_tiles, labels, tiles
+from . import alerts, common, health_tiles, labels, tiles
 from .tilebase import Env, Links, Lookup, Reads, Tile
 from .viewsource import from_meta
 
@@ -140,6 +141,8 @@ def dashboard_page(request: HttpRequest, context: dict[str, Any]) -> TemplateRes
     context.update(
         title="Dashboard",
         tiles=rendered,
+        firing_alerts=alerts.firing_alerts(),  # one more round trip when alerts are declared
+        alerts_url=reverse(f"{namespace}:django_redis_metrics_alertsmetric_changelist"),
         zone_label=labels.zone_label(now),
         as_of=labels.instant_label(now, 1),
     )

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.drive import drive
+from ..core.gather import gather_steps
 from ..core.keys import to_str
 from ..core.steps import Op, Script, Steps
-from ..core.gather import gather_steps
 from .model import Alert
 from .options import AlertOptions
 from .state import parsed_value, script
@@ -73,7 +73,7 @@ def post(url: str, body: dict[str, Any], timeout: float) -> None:
     request = urllib.request.Request(
         url, data=data, method="POST", headers={"Content-Type": "application/json"}
     )
-    with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (http(s) only)
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         if not 200 <= response.status < 300:
             raise urllib.error.HTTPError(url, response.status, "not 2xx", response.headers, None)
 

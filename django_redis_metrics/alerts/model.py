@@ -37,6 +37,20 @@ def _threshold(value: object, what: str) -> float | None:
     return float(value)
 
 
+def queryset_label(queryset: MetricQuerySet[Any]) -> str:
+    """``counters where name=hits, status=5xx``: a queryset's lookups for people."""
+    groups = []
+    for group in queryset._query.groups:
+        conditions = ", ".join(
+            f"{c.field}{'' if c.lookup == 'exact' else '__' + c.lookup}="
+            f"{','.join(c.value) if isinstance(c.value, tuple) else c.value}"
+            for c in group.conditions
+        )
+        groups.append(f"not ({conditions})" if group.negated else conditions)
+    where = f" where {'; '.join(groups)}" if groups else ""
+    return f"{queryset.model.LABEL}s{where}"
+
+
 class Alert:
     """Fires when the value of ``source`` over the last ``over`` seconds is above ``above``
     (or below ``below``) for at least ``for_`` seconds; resolves when it no longer is.
@@ -85,13 +99,15 @@ class Alert:
                 f"Alert {name!r}: below ({below}) must be less than above ({above}), or the "
                 "alert would always fire."
             )
-        self.over = integer(over, f"Alert {name!r}: over", minimum=1, maximum=MAX_SECONDS,
-                            unit="seconds")
-        self.for_ = integer(for_, f"Alert {name!r}: for_", minimum=0, maximum=MAX_SECONDS,
-                            unit="seconds")
+        self.over = integer(
+            over, f"Alert {name!r}: over", minimum=1, maximum=MAX_SECONDS, unit="seconds"
+        )
+        self.for_ = integer(
+            for_, f"Alert {name!r}: for_", minimum=0, maximum=MAX_SECONDS, unit="seconds"
+        )
         self.measure = self._checked_measure(model, measure)
         if not issubclass(model, Gauge) and not isinstance(source, MetricQuerySet):
-            plan(source, self.over)  # type: ignore[arg-type]  # refuses a window too long
+            plan(source, self.over)  # refuses a window too long
 
     def _checked_measure(self, model: type[Any], measure: object) -> str | None:
         if issubclass(model, Statistic):
@@ -116,7 +132,7 @@ class Alert:
     def source_label(self) -> str:
         """The watched metric, series or queryset, for people."""
         if isinstance(self.source, MetricQuerySet):
-            return f"{self.source.model.LABEL}s {self.source!r}"
+            return queryset_label(self.source)
         shown_name = self.source.name.replace("\x1f", " ")
         return f"{self.source.LABEL} {shown_name}" + (f" {self.measure}" if self.measure else "")
 

@@ -72,8 +72,12 @@ class AlertOptions:
         return cls(
             url,
             seconds(given["WEBHOOK_TIMEOUT"], "ALERTS['WEBHOOK_TIMEOUT']"),
-            integer(given["WEBHOOK_ATTEMPTS"], "ALERTS['WEBHOOK_ATTEMPTS']", minimum=1,
-                    maximum=MAX_ATTEMPTS),
+            integer(
+                given["WEBHOOK_ATTEMPTS"],
+                "ALERTS['WEBHOOK_ATTEMPTS']",
+                minimum=1,
+                maximum=MAX_ATTEMPTS,
+            ),
             seconds(given["WEBHOOK_BACKOFF"], "ALERTS['WEBHOOK_BACKOFF']"),
             mail,
             integer(given["HISTORY"], "ALERTS['HISTORY']", minimum=1, maximum=MAX_HISTORY),

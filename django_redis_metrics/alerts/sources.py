@@ -16,13 +16,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..core.gather import gather_steps
+from ..core.keys import to_str
 from ..core.labels.aggregate import with_series
 from ..core.queries.measures import _readable
 from ..core.queries.queryset import MetricQuerySet
 from ..core.sliced import SlicedMetric
 from ..core.steps import Steps
-from ..core.gather import gather_steps
-from ..core.keys import to_str
 from ..counter import Counter
 from ..gauge import Gauge
 from ..statistic import Statistic, histogram
@@ -64,9 +64,7 @@ def value_steps(source: Source, measure: str | None, over: int, now: float) -> S
     if isinstance(source, Gauge):
         latest = yield from source._latest_steps()
         return latest[1] if latest is not None and latest[0] > now - over else None
-    parts = yield from with_series(
-        source, lambda m: _window_steps(m, over, now), _joined
-    )
+    parts = yield from with_series(source, lambda m: _window_steps(m, over, now), _joined)
     return _combined(type(source), parts, measure)
 
 

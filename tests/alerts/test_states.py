@@ -92,9 +92,12 @@ def test_a_queryset_alert_sums_the_selected_series(single: Any) -> None:
     )
     assert [t.state for t in evaluate(now, alerts=[errors]).transitions] == ["firing"]
     assert status(errors).value == 8
+    assert errors.describe() == "counters where name=hits, status=5xx over 60 s > 7"
 
 
-def test_mail_admins_when_the_setting_asks(single: Any, metrics_settings: Any, settings: Any) -> None:
+def test_mail_admins_when_the_setting_asks(
+    single: Any, metrics_settings: Any, settings: Any
+) -> None:
     settings.ADMINS = [("Ops", "ops@example.com")]
     now = time.time()
     signups = Counter("signups", precisions=[60], samples=10)
@@ -118,3 +121,17 @@ def test_an_unreadable_source_is_reported_and_the_others_evaluated(single: Any) 
     report = evaluate(now, alerts=[fine, broken])
     assert [t.alert.name for t in report.transitions] == ["fine"]
     assert "covers over=1000000" in report.errors["broken"]
+
+
+def test_a_pass_costs_two_round_trips_however_many_alerts(single: Any, round_trips: Any) -> None:
+    now = time.time()
+    hits = Counter("hits", precisions=[5, 60], samples=120, labels=("view",))
+    alerts = []
+    for index in range(30):
+        series = hits.labels(view=f"v{index}")
+        series.incr(index, when=now - 1)
+        alerts.append(Alert(f"a{index}", series, above=10, over=300))
+    evaluate(now - 5, alerts=alerts)  # the scripts loaded
+    assert round_trips(lambda: evaluate(now, alerts=alerts)) == 2  # the reads; the scripts
+    whole = Alert("whole", hits, above=10, over=300)  # its series listed first
+    assert round_trips(lambda: evaluate(now, alerts=[*alerts, whole])) == 3

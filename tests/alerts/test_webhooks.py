@@ -96,9 +96,7 @@ def test_a_webhook_is_given_up_after_its_attempts(
     hook: Hook, breached: tuple[Alert, float], metrics_settings: Any
 ) -> None:
     alert, now = breached
-    metrics_settings(
-        ALERTS={"WEBHOOK_URL": hook.url, "WEBHOOK_BACKOFF": 10, "WEBHOOK_ATTEMPTS": 3}
-    )
+    metrics_settings(ALERTS={"WEBHOOK_URL": hook.url, "WEBHOOK_BACKOFF": 10, "WEBHOOK_ATTEMPTS": 3})
     hook.answers = [503] * 10
     evaluate(now, alerts=[alert])  # attempt 1; next due after 10 s, then 20 s
     evaluate(now + 10, alerts=[alert])
@@ -128,9 +126,7 @@ def test_deliveries_past_the_pass_budget_wait_for_the_next_pass(
     hits = Counter("hits", precisions=[60], samples=10)
     hits.incr(20, when=now - 5)
     alerts = [Alert(f"spike {n}", hits, above=10, over=120) for n in range(3)]
-    metrics_settings(
-        ALERTS={"WEBHOOK_URL": hook.url, "WEBHOOK_TIMEOUT": 0.2, "PASS_SECONDS": 0.1}
-    )
+    metrics_settings(ALERTS={"WEBHOOK_URL": hook.url, "WEBHOOK_TIMEOUT": 0.2, "PASS_SECONDS": 0.1})
     hook.hang.set()
     report = evaluate(now, alerts=alerts)
     assert len(report.deliveries) == 1  # the first took the whole budget

@@ -43,7 +43,9 @@ def test_each_clean_metrics_pass_evaluates_the_alerts(spike: Alert) -> None:
     assert "alerts:" not in out  # a dry run changes nothing, alerts included
 
 
-def test_check_alerts_says_when_redis_cannot_be_reached(spike: Alert, metrics_settings: Any) -> None:
+def test_check_alerts_says_when_redis_cannot_be_reached(
+    spike: Alert, metrics_settings: Any
+) -> None:
     metrics_settings(CONNECTION="redis://127.0.0.1:1/0", SOCKET_TIMEOUT=0.5)
     with pytest.raises(CommandError, match="Cannot check alerts: Redis at"):
         run("check_alerts")

@@ -28,6 +28,7 @@ else
     end
 end
 redis.call('HSET', KEYS[1], 'at', ARGV[1], 'value', ARGV[4])
+redis.call('HSETNX', KEYS[1], 'since', ARGV[1])  -- normal since its first evaluation
 if new ~= state then
     redis.call('HSET', KEYS[1], 'state', new, 'since', ARGV[1])
     local entry = cjson.encode({from = state, to = new, at = now, value = ARGV[4]})
