@@ -111,6 +111,27 @@ def test_mail_admins_when_the_setting_asks(
     assert "signups over 60 s < 1" in mail.outbox[0].body
 
 
+def test_a_failing_signal_receiver_is_logged_not_raised(
+    single: Any, received: Any, caplog: Any
+) -> None:
+    from django_redis_metrics.signals import alert_fired
+
+    def broken(sender: Any, **kwargs: Any) -> None:
+        raise RuntimeError("pager down")
+
+    alert_fired.connect(broken, weak=False)
+    try:
+        now = time.time()
+        hits = Counter("hits", precisions=[60], samples=10)
+        hits.incr(5, when=now)
+        report = evaluate(now, alerts=[Alert("spike", hits, above=1, over=60)])
+    finally:
+        alert_fired.disconnect(broken)
+    assert [t.state for t in report.transitions] == ["firing"]
+    assert [kind for kind, _ in received] == ["fired"]  # the other receivers still ran
+    assert "pager down" in caplog.text
+
+
 def test_an_unreadable_source_is_reported_and_the_others_evaluated(single: Any) -> None:
     now = time.time()
     hits = Counter("hits", precisions=[60], samples=10)

@@ -63,7 +63,8 @@ def hook() -> Iterator[Hook]:
 
 
 @pytest.fixture
-def breached(single: Any) -> tuple[Alert, float]:
+def breached(backend: Any) -> tuple[Alert, float]:
+    """An alert over its threshold, on the single node and on the cluster."""
     now = time.time()
     hits = Counter("hits", precisions=[60], samples=10)
     hits.incr(20, when=now - 5)
