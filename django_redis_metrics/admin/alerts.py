@@ -1,5 +1,6 @@
 """The Alerts page: each declared alert's condition, state, value as last evaluated and its
-recent transitions (one round trip), and the banner of firing alerts on the dashboard."""
+recent transitions (one round trip), and the banner of firing alerts on the dashboard (read
+in the dashboard's first round trip)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..alerts.registry import declared
 from ..alerts.state import Status, statuses_steps
 from ..conf import conf
 from ..core.drive import drive
+from ..core.steps import Steps
 from . import common, labels
 
 #: Transitions shown per alert.
@@ -58,9 +60,10 @@ def alerts_page(request: HttpRequest, context: dict[str, Any]) -> TemplateRespon
     return TemplateResponse(request, "django_redis_metrics/admin/alerts.html", context)
 
 
-def firing_alerts() -> list[dict[str, Any]]:
-    """The firing alerts for the dashboard's banner: one round trip, none without alerts."""
+def firing_steps() -> Steps[list[dict[str, Any]]]:
+    """The firing alerts for the dashboard's banner: one read, run in the dashboard's first
+    round trip (none without alerts)."""
     alerts = declared()
     if not alerts:
         return []
-    return [row_of(s) for s in drive(statuses_steps(alerts, 1)) if s.state == "firing"]
+    return [row_of(s) for s in (yield from statuses_steps(alerts, 1)) if s.state == "firing"]
