@@ -2,10 +2,10 @@
 
     python benchmarks/bench_alerts.py [--alerts 10,100,1000] [--repeats 5]
 
-For N alerts on N counter series (over=300: sixty 5-second slices each), an evaluation pass
+For N alerts on N counter series (over=300: 61 slices of 5 seconds each), an evaluation pass
 (``evaluate(now, webhooks=False)``: every value read in one pipeline, every transition in one
 pipeline of script calls) against the baseline measured in the same run on the same server: the
-same N values read by N ``series.recent(5, 60, until=now)`` calls, one round trip each, with no
+same N values read by N ``series.recent(5, 61, until=now)`` calls, one round trip each, with no
 state written at all (what an evaluator without batching would spend on its reads alone).
 Printed as text, best of ``--repeats``.
 """
@@ -34,7 +34,7 @@ def figures(sizes: list[int], repeats: int) -> None:
         alerts = [Alert(f"a{size}-{i}", s, above=10, over=300) for i, s in enumerate(series)]
         evaluate(now, alerts=alerts, webhooks=False)  # scripts loaded, states created
         ours = best_of(repeats, lambda a=alerts: evaluate(now, alerts=a, webhooks=False))
-        raw = best_of(repeats, lambda s=series: [each.recent(5, 60, until=now) for each in s])
+        raw = best_of(repeats, lambda s=series: [each.recent(5, 61, until=now) for each in s])
         print(
             f"{size:>7} {ours * 1000:>8.2f} ms {raw * 1000:>9.2f} ms {ours / raw:>6.2f}x "
             f"{ours / size * 1e6:>8.1f} µs"

@@ -36,9 +36,11 @@ Source = Counter | Statistic | Gauge | MetricQuerySet[Any]
 
 def plan(metric: SlicedMetric, over: int) -> tuple[int, int]:
     """``(precision, slices)``: the finest precision of ``metric`` whose kept samples cover the
-    last ``over`` seconds, and how many of its slices do (the current one included)."""
+    last ``over`` seconds, and how many of its slices do: the current one (partly elapsed)
+    and the ``ceil(over / precision)`` before it, so the window holds at least ``over``
+    seconds and at most one slice more, wherever in its slice the evaluation falls."""
     for precision in sorted(metric.precisions):
-        slices = max(1, math.ceil(over / precision))
+        slices = math.ceil(over / precision) + 1
         if slices <= min(metric.samples, type(metric).MAX_RECENT):  # type: ignore[attr-defined]
             return precision, slices
     raise ValueError(

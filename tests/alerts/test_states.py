@@ -156,3 +156,15 @@ def test_a_pass_costs_two_round_trips_however_many_alerts(single: Any, round_tri
     assert round_trips(lambda: evaluate(now, alerts=alerts)) == 2  # the reads; the scripts
     whole = Alert("whole", hits, above=10, over=300)  # its series listed first
     assert round_trips(lambda: evaluate(now, alerts=[*alerts, whole])) == 3
+
+
+def test_the_window_holds_at_least_over_seconds_wherever_the_evaluation_falls(
+    single: Any,
+) -> None:
+    hits = Counter("hits", precisions=[60], samples=20)
+    base = int(time.time()) // 60 * 60 - 600  # a minute's start, ten minutes ago
+    hits.incr(when=base)
+    alert = Alert("any", hits, above=0, over=120)
+    for offset in range(0, 60, 7):  # anywhere in the evaluation's slice
+        assert drive(alert.value_steps(base + 120 + offset)) == 1  # exactly `over` back: in
+    assert drive(alert.value_steps(base + 240)) == 0  # over + a whole slice back: out
