@@ -3,6 +3,7 @@ unique estimates."""
 
 from __future__ import annotations
 
+from .alerts import Alert
 from .bitmaps import UniqueBitmap
 from .core.batch import Batch
 from .core.connection import get_redis_connection
@@ -22,6 +23,7 @@ from .sending.sender import flush
 from .statistic import Statistic
 
 __all__ = [
+    "Alert",
     "AsyncPoolTimeout",
     "Batch",
     "Counter",

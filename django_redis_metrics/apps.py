@@ -14,6 +14,7 @@ class DjangoRedisMetricsConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks, wiring_checks
+        from .alerts import registry as alerts
         from .core.base import Metric
         from .core.queries import declared
 
@@ -29,3 +30,4 @@ class DjangoRedisMetricsConfig(AppConfig):
             module = sys.modules.get(f"{config.name}.metrics")
             if module is not None:
                 declared.collect(module, Metric)
+                alerts.collect(module)  # and its alerts (alerts/registry.py)

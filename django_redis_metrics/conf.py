@@ -21,6 +21,7 @@ from .defaults import (
     DEFAULT_PRECISIONS,
     DEFAULT_SAMPLES,
     DEFAULT_STATISTIC_PRECISIONS,
+    alert_options,
     as_is,
     bitmap_retention,
     estimate_retention,
@@ -323,6 +324,17 @@ class Settings(SettingsReader):
         "20}`). Whatever the tiles, the page costs three round trips.",
         check="E051",
         validator=f"{PACKAGE}.checks.validate_dashboard",
+    )
+
+    ALERTS: Setting[Any] = Setting(
+        {},
+        alert_options,
+        "How [alerts](alerts.md) notify: a dict of `WEBHOOK_URL`, `WEBHOOK_TIMEOUT`, "
+        "`WEBHOOK_ATTEMPTS`, `WEBHOOK_BACKOFF`, `MAIL_ADMINS`, `HISTORY`, `PASS_SECONDS` "
+        "([Settings](alerts.md#settings)); keys left out keep their default.",
+        check="E080",
+        validator=f"{PACKAGE}.alerts.options.validate_alerts",
+        shown="`{}`",
     )
 
     def snapshot(self) -> Settings:

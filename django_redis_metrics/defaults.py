@@ -62,6 +62,13 @@ def optional_str(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def alert_options(value: Any) -> Any:
+    """``ALERTS`` typed (``alerts/options.py``, imported late: it reads the core)."""
+    from .alerts.options import AlertOptions
+
+    return AlertOptions.of(value)
+
+
 def as_is(value: Any) -> Any:
     """Validated where it is used (and by the system check)."""
     return value

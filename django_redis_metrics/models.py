@@ -80,3 +80,13 @@ class UniqueEstimateMetric(models.Model):
         default_permissions = ()
         verbose_name = "unique estimate"
         verbose_name_plural = "unique estimates"
+
+
+class AlertsMetric(models.Model):
+    """The "Alerts" entry: each declared alert's state (``admin/alerts.py``)."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        verbose_name = "alerts"
+        verbose_name_plural = "alerts"

@@ -95,3 +95,16 @@ def test_a_refused_write_raises_the_exported_exception(backend):
 
     with pytest.raises(MetricsRefused):
         Counter("far_ahead").incr(when=4_000_000_000)  # far ahead of the Redis clock
+
+
+def test_alerts_and_their_signals():
+    import django_redis_metrics
+    from django_redis_metrics import Alert, Counter
+    from django_redis_metrics.signals import alert_fired, alert_resolved
+
+    assert "Alert" in django_redis_metrics.__all__
+    hits = Counter("hits", labels=("view", "status"))
+    errors = hits.labels(view="home", status="5xx")
+    alert = Alert("5xx spike", errors, above=10, over=300, for_=120)
+    assert (alert.name, alert.above, alert.over, alert.for_) == ("5xx spike", 10, 300, 120)
+    assert alert_fired is not alert_resolved

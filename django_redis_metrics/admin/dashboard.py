@@ -1,4 +1,5 @@
-"""The Dashboard page: the tiles ``DASHBOARD`` names, loaded in at most three round trips.
+"""The Dashboard page: the tiles ``DASHBOARD`` names (and the banner of firing alerts), loaded
+in at most three round trips.
 
 One pipeline for the catalogue names the tiles look up (by prefix, so only matching names
 travel), one for the stored configuration of every metric they read, one for all their reads;
@@ -13,15 +14,17 @@ from typing import Any
 
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.module_loading import import_string
 
 from ..conf import conf
 from ..core.base import Metric
 from ..core.drive import drive
+from ..core.gather import gather_steps
 from ..core.keys import catalogue_key, metric_key, to_str
 from ..core.steps import Op, Pipe, Steps
 from ..core.validation import shown
-from . import common, health_tiles, labels, tiles
+from . import alerts, common, health_tiles, labels, tiles
 from .tilebase import Env, Links, Lookup, Reads, Tile
 from .viewsource import from_meta
 
@@ -133,13 +136,28 @@ def _tiles_steps(chosen: list[Tile], env_links: Links, now: float) -> Steps[list
     ]
 
 
+def _raising(steps: Steps[list[Any]]) -> Steps[list[Any]]:
+    """``gather``'s results, the first exception among them raised."""
+    results = yield from steps
+    for result in results:
+        if isinstance(result, Exception):
+            raise result
+    return results
+
+
 def dashboard_page(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     now = common.current_time()
     namespace = request.resolver_match.namespace if request.resolver_match else "admin"
-    rendered = render_tiles(resolve_tiles(conf.DASHBOARD), Links(namespace), now)
+    chosen = resolve_tiles(conf.DASHBOARD)
+    # The banner of firing alerts is read with the tiles' first round trip (gather).
+    rendered, firing = drive(
+        _raising(gather_steps([_tiles_steps(chosen, Links(namespace), now), alerts.firing_steps()]))
+    )
     context.update(
         title="Dashboard",
         tiles=rendered,
+        firing_alerts=firing,
+        alerts_url=reverse(f"{namespace}:django_redis_metrics_alertsmetric_changelist"),
         zone_label=labels.zone_label(now),
         as_of=labels.instant_label(now, 1),
     )

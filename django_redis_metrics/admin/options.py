@@ -25,9 +25,9 @@ from ..core.batch import is_outage
 from ..core.connection import REDIS_ERRORS, redacted
 from ..core.kind import Kind
 from ..kinds import registered
-from ..models import DashboardMetric, ViewsMetric
+from ..models import AlertsMetric, DashboardMetric, ViewsMetric
 from ..permissions import may_view_metrics
-from . import dashboard, views
+from . import alerts, dashboard, views
 from .common import KindPages, Page, metrics_permission
 
 #: Seconds a client is told to wait before asking again while Redis is unreachable.
@@ -198,3 +198,11 @@ class ViewsAdmin(MetricsAdmin):
 
     def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         return views.views_page(request, context)
+
+
+@admin.register(AlertsMetric)
+class AlertsAdmin(MetricsAdmin):
+    """The "Alerts" entry: each declared alert's state (``alerts.py``)."""
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return alerts.alerts_page(request, context)

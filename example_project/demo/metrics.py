@@ -3,7 +3,15 @@
 
 from __future__ import annotations
 
-from django_redis_metrics import Counter, EventSeries, Gauge, UniqueBitmap, UniqueEstimate
+from django_redis_metrics import (
+    Alert,
+    Counter,
+    EventSeries,
+    Gauge,
+    Statistic,
+    UniqueBitmap,
+    UniqueEstimate,
+)
 
 #: Counted by ``@count`` on the sign-up view.
 signups = Counter("signups")
@@ -20,6 +28,30 @@ buyers = UniqueBitmap("buyers")
 visitors = UniqueEstimate("visitors")
 #: Orders placed in the last two hours, waiting to be shipped: set every minute.
 orders_pending = Gauge("orders_pending")
+
+# Alerts (docs/alerts.md), evaluated by ``manage.py check_alerts`` or ``clean_metrics --loop``:
+#: More than 20 server errors in 5 minutes, on any view (a queryset of the middleware's series),
+#: for a minute.
+server_errors = Alert(
+    "5xx spike",
+    Counter.objects.filter(name="hits", labels__status="5xx"),
+    above=20,
+    over=300,
+    for_=60,
+)
+#: The slowest 5 % of the product page's answers over 800 ms for 5 minutes.
+slow_product = Alert(
+    "slow product page",
+    Statistic("latency", labels=("view",)).labels(view="product"),
+    measure="p95",
+    above=800,
+    over=300,
+    for_=300,
+)
+#: No sign-up in the last hour.
+no_signups = Alert("no signups", signups, below=1, over=3600)
+#: More than 50 orders waiting to be shipped.
+backlog = Alert("orders backlog", orders_pending, above=50, over=600)
 
 #: What the shop sells, and where its customers are (used by the views and generate_traffic).
 PRODUCTS = ("mug", "t-shirt", "sticker", "poster")

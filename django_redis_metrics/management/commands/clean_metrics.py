@@ -14,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
 from django_redis_metrics import cleanup
+from django_redis_metrics.alerts import declared, evaluate
 from django_redis_metrics.conf import conf
 from django_redis_metrics.core.cleaning import CleanupReport
 from django_redis_metrics.core.connection import REDIS_ERRORS, get_redis_connection, redacted
@@ -44,8 +45,8 @@ class Command(BaseCommand):
     help = (
         "Remove metric data older than its retention before now (writes keep every metric "
         "within its retention; this removes sooner what metrics nobody writes any more leave "
-        "behind), compact counter hashes that shrank, and forget metrics left empty. One pass "
-        "by default; --loop runs as a daemon."
+        "behind), compact counter hashes that shrank, and forget metrics left empty; each pass "
+        "evaluates the declared alerts too. One pass by default; --loop runs as a daemon."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -113,6 +114,23 @@ class Command(BaseCommand):
                         self.stdout.write(f"  {line}")
             if verbosity >= 1 and dry_run:
                 self.stdout.write(f"pass {passes}: dry run, nothing was changed.")
+            if declared() and not dry_run:
+                alerts(passes)
+
+        def alerts(passes: int) -> None:
+            """The declared alerts evaluated, their webhooks bounded by
+            ALERTS["PASS_SECONDS"] (docs/alerts.md); an outage is the loop's to report."""
+            try:
+                evaluated = evaluate()
+            except REDIS_ERRORS as exc:
+                if not loop:
+                    raise
+                error(passes, exc)
+                return
+            if verbosity >= 1:
+                self.stdout.write(f"pass {passes}: {evaluated.summary()}")
+            for name, why in evaluated.errors.items():
+                self.stderr.write(f"pass {passes}: alert {name!r}: {why}")
 
         def error(passes: int, exc: Exception) -> None:
             """Once per outage: the daemon keeps trying, a pass per interval."""
