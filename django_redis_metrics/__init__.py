@@ -3,6 +3,7 @@ unique estimates."""
 
 from __future__ import annotations
 
+from .annotations import aannotate, aannotations, annotate, annotations
 from .bitmaps import UniqueBitmap
 from .core.batch import Batch
 from .core.connection import get_redis_connection
@@ -35,6 +36,10 @@ __all__ = [
     "Statistic",
     "UniqueBitmap",
     "UniqueEstimate",
+    "aannotate",
+    "aannotations",
+    "annotate",
+    "annotations",
     "flush",
     "get_redis_connection",
 ]
