@@ -1,8 +1,6 @@
 """Realtime metrics for Django, stored in Redis: counters, event series, unique-user bitmaps and
 unique estimates."""
 
-from __future__ import annotations
-
 from .annotations import aannotate, aannotations, annotate, annotations
 from .bitmaps import UniqueBitmap
 from .core.batch import Batch

@@ -5,8 +5,6 @@ reads those of a range; ``manage.py annotate_metrics`` and the token-protected P
 of ``django_redis_metrics.urls`` store them from deploy scripts and CI.
 """
 
-from __future__ import annotations
-
 from .store import aannotate, aannotations, annotate, annotations
 
 __all__ = ["aannotate", "aannotations", "annotate", "annotations"]

@@ -6,8 +6,6 @@ queue :func:`range_op` in the same pipeline as their own reads and parse its rep
 :func:`parse`.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -64,8 +62,9 @@ def _annotate_steps(text: object, when: When, tags: object) -> Steps[Annotation]
     found = clean_tags(tags)
     timestamp = to_timestamp(when)
     body = json.dumps({"text": value, "tags": found}, ensure_ascii=False, separators=(",", ":"))
-    args = [repr(timestamp), body, settings.ANNOTATION_MAX_COUNT, settings.ANNOTATION_RETENTION]
-    yield Script(script("annotation_add"), [log_key(), seq_key()], [*args, MAX_AHEAD])
+    args: list[str | int] = [repr(timestamp), body, settings.ANNOTATION_MAX_COUNT]
+    args += [settings.ANNOTATION_RETENTION, MAX_AHEAD]
+    yield Script(script("annotation_add"), [log_key(), seq_key()], args)
     return {"when": timestamp, "text": value, "tags": found}
 
 
