@@ -13,7 +13,7 @@ from ..core.drive import drive
 from ..core.periods import Period, period_class
 from ..core.steps import Op, pipe_steps
 from ..models import UniqueBitmapMetric
-from . import common, export, labels
+from . import annotating, common, export, labels
 from .charts import Chart, Series
 from .common import KindPages, listing_page, name_param, with_query
 
@@ -97,7 +97,9 @@ def bitmap_data(request: HttpRequest) -> HttpResponse:
     bitmap = get_bitmap(name_param(request))
     kind = chosen_kind(request, bitmap)
     counts = period_counts(bitmap, common.current_time(), [kind])
-    return export.respond(request, period_chart(bitmap, kind, counts[kind]))
+    chart = period_chart(bitmap, kind, counts[kind])
+    annotating.fill([chart])
+    return export.respond(request, chart)
 
 
 def cohort_rows(bitmap: UniqueBitmap, kind: str, now: float) -> list[dict[str, Any]]:
@@ -123,8 +125,9 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
     counts = period_counts(bitmap, now)
     data_url = context["metrics_urls"]["data"]
     shown = []
-    for kind, values in counts.items():
-        chart = period_chart(bitmap, kind, values)
+    built = [(kind, period_chart(bitmap, kind, values)) for kind, values in counts.items()]
+    annotating.fill([chart for _, chart in built])
+    for kind, chart in built:
         shown.append(
             {
                 "period": kind,

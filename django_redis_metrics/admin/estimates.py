@@ -14,7 +14,7 @@ from ..core.periods import Period, period_class
 from ..core.steps import Op, pipe_steps
 from ..estimates import UniqueEstimate
 from ..models import UniqueEstimateMetric
-from . import common, export, labels
+from . import annotating, common, export, labels
 from .bitmaps import PERIODS_SHOWN
 from .charts import Chart, Series
 from .common import KindPages, listing_page, name_param
@@ -110,7 +110,9 @@ def estimate_data(request: HttpRequest) -> HttpResponse:
     estimate = get_estimate(name_param(request))
     kind = chosen_kind(request, estimate)
     counts = period_counts(estimate, common.current_time(), [kind])
-    return export.respond(request, period_chart(estimate, kind, counts[kind]))
+    chart = period_chart(estimate, kind, counts[kind])
+    annotating.fill([chart])
+    return export.respond(request, chart)
 
 
 def estimate_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
@@ -118,8 +120,11 @@ def estimate_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateRe
     now = common.current_time()
     data_url = context["metrics_urls"]["data"]
     shown = []
-    for kind, values in period_counts(estimate, now).items():
-        chart = period_chart(estimate, kind, values)
+    built = [
+        (kind, period_chart(estimate, kind, v)) for kind, v in period_counts(estimate, now).items()
+    ]
+    annotating.fill([chart for _, chart in built])
+    for kind, chart in built:
         shown.append(
             {
                 "period": kind,
