@@ -56,8 +56,7 @@ def attach(chart: Chart, reply: Sequence[Any]) -> Chart:
     found = [item for item in parse(reply) if start <= item["when"] <= end]
     zone = chart.zone or labels.chart_zone(chart.step)
     chart.annotations = [
-        {**item, "label": label(item["when"], zone), "x": position(chart, item)}
-        for item in found
+        {**item, "label": label(item["when"], zone), "x": position(chart, item)} for item in found
     ]
     if len(found) >= MAX_SHOWN:
         chart.notes.append(f"Only the newest {MAX_SHOWN} annotations of this range are drawn.")
