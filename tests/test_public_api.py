@@ -95,3 +95,21 @@ def test_a_refused_write_raises_the_exported_exception(backend):
 
     with pytest.raises(MetricsRefused):
         Counter("far_ahead").incr(when=4_000_000_000)  # far ahead of the Redis clock
+
+
+def test_annotations(backend):
+    import time
+
+    import django_redis_metrics
+    from django_redis_metrics import annotate, annotations
+
+    assert {"annotate", "annotations", "aannotate", "aannotations"} <= set(
+        django_redis_metrics.__all__
+    )
+    now = time.time()
+    annotate("Deploy v1.4", when=now - 10, tags=("deploy",))
+    annotate("Note", when=now - 5)
+    assert annotations(now - 60, now, tags=["deploy"]) == [
+        {"when": now - 10, "text": "Deploy v1.4", "tags": ["deploy"]}
+    ]
+    assert [a["text"] for a in annotations(now - 60, now)] == ["Deploy v1.4", "Note"]
