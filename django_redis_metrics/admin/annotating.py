@@ -1,8 +1,8 @@
 """The annotations a chart draws: those of its range, read in the same pipeline as its data.
 
 A chart builder queues :func:`read_op` for its range (see :func:`bounds`) beside its own reads
-and hands the reply to :func:`attach`; a page of charts whose data is read elsewhere fills them
-all with :func:`fill` in one round trip. Each annotation reaches the payload with its time
+and hands the reply to :func:`attach`; a page of period charts ending now queues one
+:func:`periods_read_op` for all of them. Each annotation reaches the payload with its time
 labelled in the chart's zone and ``x``, where the chart draws it: the start of the slice
 holding it (the index of its period on calendar charts), so its marker sits on the point whose
 value it may explain. A chart shows at most ``MAX_SHOWN`` (the newest) and says so.
@@ -17,9 +17,8 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from ..annotations.store import parse, range_op
-from ..core.drive import drive
-from ..core.periods import period_class
-from ..core.steps import Op, pipe_steps
+from ..core.periods import Period, period_class
+from ..core.steps import Op
 from . import labels
 from .charts import Chart, Span
 
@@ -50,6 +49,15 @@ def read_op(where: Chart | Span) -> Op:
     return range_op(start, max(start, end), MAX_SHOWN)
 
 
+def periods_read_op(periods: Sequence[Period]) -> Op:
+    """The read of the newest ``MAX_SHOWN`` annotations from the first of ``periods`` to the
+    end of the last: for a page of period charts ending now, whose newest ``MAX_SHOWN`` each
+    are among them."""
+    start = min(period.start_ts for period in periods)
+    end = max(period.end_ts for period in periods)
+    return range_op(start, math.nextafter(end, -math.inf), MAX_SHOWN)
+
+
 def attach(chart: Chart, reply: Sequence[Any]) -> Chart:
     """Give ``chart`` the annotations of a :func:`read_op` reply that fall in its range."""
     start, end = bounds(chart)
@@ -74,17 +82,3 @@ def position(chart: Chart, item: dict[str, Any]) -> float:
     """Where ``chart`` draws the annotation: its slice's start, or its period's index."""
     at = max(0, bisect.bisect_right(chart.x, item["when"]) - 1)
     return at if chart.period else chart.x[at]
-
-
-def fill(charts: Sequence[Chart]) -> None:
-    """Attach their annotations to ``charts`` whose data was read without them (a page of
-    charts ending now): one round trip for all, the newest ``MAX_SHOWN`` of the widest range,
-    which hold the newest ``MAX_SHOWN`` of each range ending with it."""
-    ranges = [bounds(chart) for chart in charts if chart.x]
-    if not ranges:
-        return
-    start = min(lo for lo, _ in ranges)
-    end = max(hi for _, hi in ranges)
-    (reply,) = drive(pipe_steps([range_op(start, end, MAX_SHOWN)]))
-    for chart in charts:
-        attach(chart, reply)

@@ -64,10 +64,9 @@ def build(
     chosen = period or "day"
     if chosen not in bitmap.periods:
         raise ValueError(f"Bitmap {name!r} keeps no {chosen!r} periods.")
-    counts = bitmaps.period_counts(bitmap, now, [chosen])
+    counts, notes = bitmaps.period_reading(bitmap, now, [chosen])
     query = {"name": name, "period": chosen}
-    chart = bitmaps.period_chart(bitmap, chosen, counts[chosen])
-    annotating.fill([chart])
+    chart = annotating.attach(bitmaps.period_chart(bitmap, chosen, counts[chosen]), notes)
     return chart, "uniquebitmapmetric_data", query
 
 
