@@ -199,3 +199,14 @@ def test_metric_chart_carries_them(paris: Any, frozen: float) -> None:
         r'<script id="drm-embed-\d+-data" type="application/json">(.*?)</script>', html
     )
     assert [drawn(json.loads(text)) for text in found] == [["Deploy v1.4"]] * 3
+
+
+def test_charts_carry_them_on_both_backends(backend: Any, settings: Any, frozen: float) -> None:
+    settings.ROOT_URLCONF = "tests.integration.urls"
+    client = client_for(make_user("viewer", staff=True, permitted=True))
+    urls = build_each_kind(frozen)
+    Counter("signups", precisions=[60]).incr(1, when=frozen)
+    urls["counter"] = admin_url("countermetric", "data") + "?name=signups&precision=60"
+    annotate("Deploy v1.4", when=frozen - 60, tags=["deploy"])
+    for kind, url in urls.items():
+        assert drawn(client.get(url).json()) == ["Deploy v1.4"], (backend.name, kind)
