@@ -39,6 +39,12 @@ def post(url: str, body: Any, token: str | None = WRITE, **kwargs: Any) -> Any:
     return client.post(url, body, headers=headers, **kwargs)
 
 
+def test_no_csrf_token_is_asked_for(endpoint: str, settings: Any) -> None:
+    settings.MIDDLEWARE = ["django.middleware.csrf.CsrfViewMiddleware", *settings.MIDDLEWARE]
+    assert post(endpoint, {"text": "Deploy v1.4"}).status_code == 201
+    assert Client(enforce_csrf_checks=True).post(reverse("admin:login")).status_code == 403
+
+
 def test_json_round_trip(endpoint: str) -> None:
     now = time.time()
     response = post(endpoint, {"text": "Deploy v1.4", "tags": ["deploy"], "when": now - 5})
