@@ -1,9 +1,8 @@
 """Realtime metrics for Django, stored in Redis: counters, event series, unique-user bitmaps and
 unique estimates."""
 
-from __future__ import annotations
-
 from .alerts import Alert
+from .annotations import aannotate, aannotations, annotate, annotations
 from .bitmaps import UniqueBitmap
 from .core.batch import Batch
 from .core.connection import get_redis_connection
@@ -37,6 +36,10 @@ __all__ = [
     "Statistic",
     "UniqueBitmap",
     "UniqueEstimate",
+    "aannotate",
+    "aannotations",
+    "annotate",
+    "annotations",
     "flush",
     "get_redis_connection",
 ]

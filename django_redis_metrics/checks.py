@@ -11,6 +11,7 @@ django_redis_metrics.W002  a flat sender key (SEND_DELAY...) that now belongs in
 django_redis_metrics.E003  CONNECTION names a CACHES alias that cannot share a Redis pool
 django_redis_metrics.E005  CLUSTER asks for a cluster over a unix socket or Sentinel
 django_redis_metrics.E048  SENDER's first retry comes later than its longest wait
+django_redis_metrics.E064  ANNOTATION_TOKEN is EXPORT_TOKEN (a read token must not write)
 =========================  ==========================================================
 """
 
@@ -67,6 +68,10 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     if raw.get("CLUSTER") is True and is_url(connection) and not connection.startswith(NODE_URLS):
         message = "With CLUSTER = True, CONNECTION is the redis:// or rediss:// URL of a node."
         errors.append(Error(message, id=ID.format("E005")))
+    token = raw.get("ANNOTATION_TOKEN")
+    if token is not None and token == raw.get("EXPORT_TOKEN"):
+        message = "ANNOTATION_TOKEN must differ from EXPORT_TOKEN: a read token must not write."
+        errors.append(Error(message, id=ID.format("E064")))
     return errors + check_sender(raw)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from .defaults import (
+    DEFAULT_ANNOTATION_COUNT,
+    DEFAULT_ANNOTATION_RETENTION,
     DEFAULT_BITMAP_RETENTION,
     DEFAULT_CONNECTION,
     DEFAULT_DASHBOARD,
@@ -241,6 +243,39 @@ class Settings(SettingsReader):
         "users with the `view_metrics` permission can read it.",
         check="E054",
         validator=f"{PACKAGE}.checks.validate_export_token",
+    )
+    ANNOTATION_TOKEN: Setting[str | None] = Setting(
+        None,
+        optional_str,
+        "The secret CI sends as `Authorization: Bearer <token>` to [post annotations]"
+        "(annotations.md#from-ci-the-endpoint) (at least 16 characters, never `EXPORT_TOKEN`, "
+        "which only reads). With `None`, the endpoint stores nothing.",
+        check="E060",
+        validator=f"{PACKAGE}.annotations.bounds.validate_token",
+    )
+    ANNOTATION_MAX_COUNT: Setting[int] = Setting(
+        DEFAULT_ANNOTATION_COUNT,
+        int,
+        "Most [annotations](annotations.md) kept (the newest), at most 100,000; each costs its "
+        "text's bytes plus about 80.",
+        check="E061",
+        validator=f"{PACKAGE}.annotations.bounds.validate_max_count",
+    )
+    ANNOTATION_MAX_LENGTH: Setting[int] = Setting(
+        500,
+        int,
+        "Most characters of an annotation's text (at most 10,000); a longer text is refused.",
+        check="E062",
+        validator=f"{PACKAGE}.annotations.bounds.validate_max_length",
+    )
+    ANNOTATION_RETENTION: Setting[int] = Setting(
+        DEFAULT_ANNOTATION_RETENTION,
+        int,
+        "Seconds an annotation is kept, enforced as annotations are written (at least 60, at "
+        "most 100 years).",
+        check="E063",
+        validator=f"{PACKAGE}.annotations.bounds.validate_retention",
+        shown="`31536000` (365 days)",
     )
     UNRESOLVED_VIEW: Setting[str] = Setting(
         "unresolved",

@@ -21,6 +21,9 @@ DEFAULT_STATISTIC_PRECISIONS: tuple[int, ...] = (60, 300, 3600, 86400)
 #: 3 months of days, 2 years of ISO weeks, 5 years of months.
 DEFAULT_BITMAP_RETENTION: dict[str, int] = {"hour": 48, "day": 92, "week": 105, "month": 60}
 DEFAULT_EVENT_RETENTION = 30 * 86400
+#: Seconds annotations are kept (a year), and how many of the newest are kept at most.
+DEFAULT_ANNOTATION_RETENTION = 365 * 86400
+DEFAULT_ANNOTATION_COUNT = 1000
 #: Periods of each kind a UniqueEstimate keeps, counting the current one (as for bitmaps).
 DEFAULT_ESTIMATE_RETENTION: dict[str, int] = {"hour": 48, "day": 92, "week": 105, "month": 60}
 #: View names (``fnmatch`` patterns) the middleware does not count: the admin, health checks.

@@ -108,3 +108,21 @@ def test_alerts_and_their_signals():
     alert = Alert("5xx spike", errors, above=10, over=300, for_=120)
     assert (alert.name, alert.above, alert.over, alert.for_) == ("5xx spike", 10, 300, 120)
     assert alert_fired is not alert_resolved
+
+
+def test_annotations(backend):
+    import time
+
+    import django_redis_metrics
+    from django_redis_metrics import annotate, annotations
+
+    assert {"annotate", "annotations", "aannotate", "aannotations"} <= set(
+        django_redis_metrics.__all__
+    )
+    now = time.time()
+    annotate("Deploy v1.4", when=now - 10, tags=("deploy",))
+    annotate("Note", when=now - 5)
+    assert annotations(now - 60, now, tags=["deploy"]) == [
+        {"when": now - 10, "text": "Deploy v1.4", "tags": ["deploy"]}
+    ]
+    assert [a["text"] for a in annotations(now - 60, now)] == ["Deploy v1.4", "Note"]

@@ -13,7 +13,7 @@ from ..core.drive import drive
 from ..core.periods import Period, period_class
 from ..core.steps import Op, pipe_steps
 from ..models import UniqueBitmapMetric
-from . import common, export, labels
+from . import annotating, common, export, labels
 from .charts import Chart, Series
 from .common import KindPages, listing_page, name_param, with_query
 
@@ -34,6 +34,14 @@ def period_counts(
 ) -> dict[str, list[tuple[Period, int]]]:
     """Distinct users of the newest periods of every kind the bitmap keeps (or of ``kinds``):
     one round trip."""
+    return period_reading(bitmap, now, kinds, annotated=False)[0]
+
+
+def period_reading(
+    bitmap: UniqueBitmap, now: float, kinds: Sequence[str] | None = None, *, annotated: bool = True
+) -> tuple[dict[str, list[tuple[Period, int]]], list[Any]]:
+    """``period_counts``, and in the same round trip the annotations of those periods (for
+    ``annotating.attach``; none read when not ``annotated``)."""
     ops: list[Op] = []
     shown: dict[str, list[Period]] = {}
     for name in kinds if kinds is not None else bitmap.periods:
@@ -42,8 +50,11 @@ def period_counts(
         shown[name] = periods
         for period in periods:
             ops.append(Op("bitcount", bitmap.key(period)))
+    if annotated:
+        ops.append(annotating.periods_read_op([p for ps in shown.values() for p in ps]))
     replies = iter(drive(pipe_steps(ops)))
-    return {name: [(p, int(next(replies))) for p in periods] for name, periods in shown.items()}
+    found = {name: [(p, int(next(replies))) for p in periods] for name, periods in shown.items()}
+    return found, list(next(replies)) if annotated else []
 
 
 def bitmap_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
@@ -96,8 +107,10 @@ def bitmap_data(request: HttpRequest) -> HttpResponse:
     """One period kind's chart as JSON (the default) or CSV (``format=csv``)."""
     bitmap = get_bitmap(name_param(request))
     kind = chosen_kind(request, bitmap)
-    counts = period_counts(bitmap, common.current_time(), [kind])
-    return export.respond(request, period_chart(bitmap, kind, counts[kind]))
+    counts, notes = period_reading(bitmap, common.current_time(), [kind])
+    return export.respond(
+        request, annotating.attach(period_chart(bitmap, kind, counts[kind]), notes)
+    )
 
 
 def cohort_rows(bitmap: UniqueBitmap, kind: str, now: float) -> list[dict[str, Any]]:
@@ -120,11 +133,11 @@ def cohort_rows(bitmap: UniqueBitmap, kind: str, now: float) -> list[dict[str, A
 def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     bitmap = get_bitmap(name_param(request))
     now = common.current_time()
-    counts = period_counts(bitmap, now)
+    counts, notes = period_reading(bitmap, now)
     data_url = context["metrics_urls"]["data"]
     shown = []
     for kind, values in counts.items():
-        chart = period_chart(bitmap, kind, values)
+        chart = annotating.attach(period_chart(bitmap, kind, values), notes)
         shown.append(
             {
                 "period": kind,

@@ -64,6 +64,9 @@ class Chart:
     integer: bool = True
     #: The unit of measured values (``"ms"``), shown beside them.
     unit: str = ""
+    #: The annotations of the range (``annotating.py``): ``when``, ``text``, ``tags``, their
+    #: ``label`` in the chart's zone and ``x``, where the chart draws them.
+    annotations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def values(self) -> Sequence[float | None]:
@@ -100,6 +103,7 @@ class Chart:
             "tz": labels.zone_name(zone),
             "tz_label": labels.zone_label(when, zone),
             "notes": self.notes,
+            "annotations": self.annotations,
             "total": self.total,
             "generated": now if now is not None else time.time(),
         }

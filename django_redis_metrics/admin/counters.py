@@ -15,7 +15,7 @@ from ..core.steps import Op, pipe_steps
 from ..core.timeutil import slice_start, slice_starts
 from ..counter import Counter
 from ..models import CounterMetric
-from . import breakdown, charts, common, export
+from . import annotating, breakdown, charts, common, export
 from .common import KindPages, as_int, label, listing_page, name_param, refresh_seconds, with_query
 from .controls import compare_links, range_form
 
@@ -184,6 +184,7 @@ def counter_reading(
         ops.append(
             Op("hmget", counter.key(precision), [start - compare[0] for start in span.starts])
         )
+    ops.append(annotating.read_op(span))
     replies = drive(pipe_steps([*ops, breakdown.listing_op(counter)]))
     values = [as_int(v) for v in replies[0]]
     before = None if compare is None else [as_int(v) for v in replies[1]]
@@ -194,6 +195,7 @@ def counter_reading(
             counter, replies[-1], params, span, compare, values, before
         )
     chart = charts.slice_chart(counter.name, "counter", span, values, refresh_seconds(precision))
+    annotating.attach(chart, replies[-2])
     if compare is not None and before is not None:
         offset, text = compare
         previous = [

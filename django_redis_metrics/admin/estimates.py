@@ -14,7 +14,7 @@ from ..core.periods import Period, period_class
 from ..core.steps import Op, pipe_steps
 from ..estimates import UniqueEstimate
 from ..models import UniqueEstimateMetric
-from . import common, export, labels
+from . import annotating, common, export, labels
 from .bitmaps import PERIODS_SHOWN
 from .charts import Chart, Series
 from .common import KindPages, listing_page, name_param
@@ -41,6 +41,18 @@ def period_counts(
 ) -> dict[str, list[tuple[Period, int]]]:
     """Estimated distinct items of the newest periods of every kind the estimate keeps (or of
     ``kinds``): one pipelined round trip of ``PFCOUNT``\\ s (a period no longer kept counts 0)."""
+    return period_reading(estimate, now, kinds, annotated=False)[0]
+
+
+def period_reading(
+    estimate: UniqueEstimate,
+    now: float,
+    kinds: Sequence[str] | None = None,
+    *,
+    annotated: bool = True,
+) -> tuple[dict[str, list[tuple[Period, int]]], list[Any]]:
+    """``period_counts``, and in the same round trip the annotations of those periods (for
+    ``annotating.attach``; none read when not ``annotated``)."""
     ops: list[Op] = []
     shown: dict[str, list[Period]] = {}
     for name in kinds if kinds is not None else estimate.periods:
@@ -48,8 +60,11 @@ def period_counts(
         shown[name] = [current.shift(-i) for i in range(PERIODS_SHOWN[name] - 1, -1, -1)]
         for period in shown[name]:
             ops.append(pfcount(estimate.key(period)))
+    if annotated:
+        ops.append(annotating.periods_read_op([p for ps in shown.values() for p in ps]))
     replies = iter(drive(pipe_steps(ops)))
-    return {name: [(p, int(next(replies))) for p in periods] for name, periods in shown.items()}
+    found = {name: [(p, int(next(replies))) for p in periods] for name, periods in shown.items()}
+    return found, list(next(replies)) if annotated else []
 
 
 def estimate_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
@@ -109,8 +124,10 @@ def estimate_data(request: HttpRequest) -> HttpResponse:
     """One period kind's chart as JSON (the default) or CSV (``format=csv``)."""
     estimate = get_estimate(name_param(request))
     kind = chosen_kind(request, estimate)
-    counts = period_counts(estimate, common.current_time(), [kind])
-    return export.respond(request, period_chart(estimate, kind, counts[kind]))
+    counts, notes = period_reading(estimate, common.current_time(), [kind])
+    return export.respond(
+        request, annotating.attach(period_chart(estimate, kind, counts[kind]), notes)
+    )
 
 
 def estimate_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
@@ -118,8 +135,9 @@ def estimate_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateRe
     now = common.current_time()
     data_url = context["metrics_urls"]["data"]
     shown = []
-    for kind, values in period_counts(estimate, now).items():
-        chart = period_chart(estimate, kind, values)
+    counts, notes = period_reading(estimate, now)
+    for kind, values in counts.items():
+        chart = annotating.attach(period_chart(estimate, kind, values), notes)
         shown.append(
             {
                 "period": kind,

@@ -8,15 +8,15 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.template.response import TemplateResponse
 
-from ..core.drive import drive
+from ..core.drive import drive, gather
 from ..core.gather import pipelined_steps
 from ..core.keys import to_str
-from ..core.steps import Op, Script, pipe_steps
+from ..core.steps import Op, Script, Steps, pipe_steps
 from ..events import EventSeries
 from ..events.codec import score
 from ..events.queries import script
 from ..models import EventSeriesMetric
-from . import charts, common, export, labels
+from . import annotating, charts, common, export, labels
 from .common import KindPages, label, listing_page, name_param, refresh_seconds, with_query
 from .controls import compare_links, range_form
 
@@ -56,12 +56,19 @@ def series_chart_data(
     series: EventSeries, window: int, params: QueryDict, now: float
 ) -> charts.Chart:
     """Events per aligned window over the chosen range (default: the last ``EVENT_POINTS``
-    windows), and over the same windows a day or a week earlier with ``?compare=``."""
+    windows) with its annotations, read together (the gather driver), and over the same
+    windows a day or a week earlier with ``?compare=``."""
     oldest = now - series.retention
     span = charts.chosen_span(params, window, now, oldest, EVENT_POINTS)
     end = now if span.live else math.nextafter(span.last + window, -math.inf)
-    counts = series.counts(span.first, end, window)
+    counts, notes = gather(
+        [series._counts_steps(span.first, end, window, True), one_read(annotating.read_op(span))]
+    )
+    for result in (counts, notes):
+        if isinstance(result, Exception):
+            raise result
     chart = charts.slice_chart(series.name, "events", span, counts, refresh_seconds(window))
+    annotating.attach(chart, notes)
     compare = charts.chosen_compare(params)
     if compare is not None:
         offset, text = compare
@@ -76,6 +83,11 @@ def series_chart_data(
                 f"Events are kept {label(int(series.retention))}: {text} is partly beyond that."
             )
     return chart
+
+
+def one_read(op: Op) -> Steps[Any]:
+    """A read of one command, for the gather driver."""
+    return (yield op)
 
 
 def event_series_list(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:

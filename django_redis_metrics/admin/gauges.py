@@ -13,7 +13,7 @@ from ..core.drive import gather
 from ..core.keys import to_str
 from ..gauge import Gauge
 from ..models import GaugeMetric
-from . import breakdown, common, export, labels
+from . import annotating, breakdown, common, export, labels
 from .charts import Chart, Series, Span
 from .common import KindPages, listing_page, name_param
 from .sliced import band_chart, chart_context, chosen_precision, get_metric, read_span
@@ -66,13 +66,13 @@ def gauge_reading(
     gauge: Gauge, precision: int, request: HttpRequest, now: float
 ) -> tuple[Chart, GaugeBreakdown | None]:
     """The chart, and for a labelled gauge its breakdown (``None`` for a plain gauge)."""
-    span, texts, members = read_span(gauge, precision, request.GET, now)
+    span, texts, members, notes = read_span(gauge, precision, request.GET, now)
     found = [slice_values(text) for text in texts]
     if members:
         added, parts, reading = gauge_parts(gauge, members, request, span)
         chart = band_chart(gauge, "gauge", span, [(ADDED, added, None)])
         chart.series += parts
-        return chart, reading
+        return annotating.attach(chart, notes), reading
     chart = band_chart(
         gauge,
         "gauge",
@@ -83,7 +83,7 @@ def gauge_reading(
             (BAND_HIGH, [None if v is None else v[2] for v in found], "high"),
         ],
     )
-    return chart, None
+    return annotating.attach(chart, notes), None
 
 
 @dataclass

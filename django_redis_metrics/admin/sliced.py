@@ -12,7 +12,7 @@ from ..core.drive import drive
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, pipe_steps
 from ..core.timeutil import slice_start
-from . import breakdown, charts, export, labels
+from . import annotating, breakdown, charts, export, labels
 from .charts import Chart, Series, Span
 from .common import label, refresh_seconds, with_query
 from .controls import range_form
@@ -53,16 +53,23 @@ def kept_since(metric: SlicedMetric, precision: int, now: float) -> int:
 
 def read_span(
     metric: SlicedMetric, precision: int, params: QueryDict, now: float
-) -> tuple[Span, list[Any], list[Any]]:
+) -> tuple[Span, list[Any], list[Any], list[Any]]:
     """The slices of the chosen range (``?start=&end=``, else the newest), their stored texts
-    (``None`` for an empty slice) and the metric's series (none for a plain metric; see
-    ``breakdown.py``): one round trip."""
+    (``None`` for an empty slice), the metric's series (none for a plain metric; see
+    ``breakdown.py``) and the range's annotations (for ``annotating.attach``): one round
+    trip."""
     oldest = kept_since(metric, precision, now)
     span = charts.chosen_span(params, precision, now, oldest, min(CHART_POINTS, metric.samples))
-    texts, members = drive(
-        pipe_steps([Op("hmget", metric.key(precision), span.starts), breakdown.listing_op(metric)])
+    texts, members, notes = drive(
+        pipe_steps(
+            [
+                Op("hmget", metric.key(precision), span.starts),
+                breakdown.listing_op(metric),
+                annotating.read_op(span),
+            ]
+        )
     )
-    return span, list(texts), list(members)
+    return span, list(texts), list(members), list(notes)
 
 
 def band_chart(

@@ -18,7 +18,7 @@ from ..core.timeutil import slice_starts
 from ..models import StatisticMetric
 from ..statistic import Statistic
 from ..statistic.histogram import Slice, Summary, empty, merge, parse, parse_merged, summarize
-from . import breakdown, common, export
+from . import annotating, breakdown, common, export
 from .charts import Chart, Series, Span
 from .common import KindPages, listing_page, name_param
 from .counters import window_plan
@@ -84,7 +84,7 @@ def statistic_reading(
     statistic: Statistic, precision: int, request: HttpRequest, now: float
 ) -> tuple[Chart, Summary, StatisticBreakdown | None]:
     """The chart, the whole range's summary, and for a labelled statistic its breakdown."""
-    span, texts, members = read_span(statistic, precision, request.GET, now)
+    span, texts, members, notes = read_span(statistic, precision, request.GET, now)
     found = None
     if members:
         slices, parts, found = statistic_parts(statistic, members, request, span, texts)
@@ -106,6 +106,7 @@ def statistic_reading(
         ],
         unit="ms" if is_view_timer(statistic.name) else "",
     )
+    annotating.attach(chart, notes)
     chart.series += parts
     return chart, whole, found
 

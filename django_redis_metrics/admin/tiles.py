@@ -19,7 +19,7 @@ from ..core.timeutil import slice_starts
 from ..counter import Counter
 from ..events import EventSeries
 from ..events.codec import score
-from . import charts, labels, viewsource
+from . import annotating, charts, labels, viewsource
 from .common import as_int, refresh_seconds
 from .counters import sparkline_precision, window_plan
 from .sums import SpanPlan, day_plans
@@ -107,6 +107,8 @@ class HitsTile(OneMetricTile):
         points = min(RATE_POINTS, counter.samples)
         span = charts.chosen_span(QueryDict(), step, env.now, oldest, points)
         queued = [_queue_hits(reads, member, env.now, step, span.starts) for member in members]
+        notes_read = annotating.read_op(span)
+        notes = reads(notes_read.method, *notes_read.args)
         start = charts.input_value(days.midnight)
 
         def finish(replies: Any) -> dict[str, Any]:
@@ -125,6 +127,7 @@ class HitsTile(OneMetricTile):
                         a + as_int(b) for a, b in zip(values, replies[read.chart], strict=True)
                     ]
             chart = charts.slice_chart(name, "counter", span, values, refresh_seconds(step))
+            annotating.attach(chart, replies[notes])
             links = env.links
             return {
                 "counter": name,

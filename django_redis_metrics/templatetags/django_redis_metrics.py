@@ -20,7 +20,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString
 
-from ..admin import bitmaps, charts, common, counters, events
+from ..admin import annotating, bitmaps, charts, common, counters, events
 from ..admin.common import with_query
 from ..bitmaps import UniqueBitmap
 from ..counter import Counter
@@ -64,9 +64,10 @@ def build(
     chosen = period or "day"
     if chosen not in bitmap.periods:
         raise ValueError(f"Bitmap {name!r} keeps no {chosen!r} periods.")
-    counts = bitmaps.period_counts(bitmap, now, [chosen])
+    counts, notes = bitmaps.period_reading(bitmap, now, [chosen])
     query = {"name": name, "period": chosen}
-    return bitmaps.period_chart(bitmap, chosen, counts[chosen]), "uniquebitmapmetric_data", query
+    chart = annotating.attach(bitmaps.period_chart(bitmap, chosen, counts[chosen]), notes)
+    return chart, "uniquebitmapmetric_data", query
 
 
 @register.simple_tag(takes_context=True)

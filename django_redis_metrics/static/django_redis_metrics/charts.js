@@ -8,7 +8,8 @@
  * seconds, on ticks aligned to multiples of that period in epoch time; a refresh keeps the
  * cursor and any zoom, and no request is made while the tab is hidden (Page Visibility API).
  * Colours are the admin's CSS variables, read at each draw, so dark mode and the admin's theme
- * toggle apply at once. Text only ever goes into the page through textContent.
+ * toggle apply at once. Text only ever goes into the page through textContent. The
+ * annotations of the range (payload.annotations) are drawn as markers, their text on hover.
  */
 "use strict";
 (function () {
@@ -157,7 +158,7 @@
       legend: { live: true },
       series: series,
       hooks: {
-        draw: [function (u) { markPartial(u, figure); }],
+        draw: [function (u) { markPartial(u, figure); placeNotes(u, figure); }],
         setScale: [function (u, key) { if (key === "x") { noteZoom(u, figure); } }],
         setLegend: [function (u) { figure.dataset.cursorIdx = u.cursor.idx == null ? "" : String(u.cursor.idx); }]
       }
@@ -178,6 +179,90 @@
     ctx.fillStyle = withAlpha(colour("partial"), 0.45);
     ctx.fillRect(left, u.bbox.top, right - left, u.bbox.height);
     ctx.restore();
+  }
+
+  /* Annotations (payload.annotations, see admin/annotating.py): a marker per annotation at its
+   * x, over the plot, showing its time, text and tags on hover or focus. The text is user data:
+   * it only ever goes in through textContent. Markers are made anew when the list changes and
+   * placed again at every draw (zoom, resize, refresh); those outside the x scale are hidden. */
+  function notesKey(list) {
+    return JSON.stringify(list.map(function (a) { return [a.x, a.when, a.text, a.tags]; }));
+  }
+  function buildNotes(u, figure) {
+    var list = figure._payload.annotations || [];
+    var layer = u._drmNotes;
+    if (!layer) {
+      layer = document.createElement("div");
+      layer.className = "drm-annotations";
+      u.over.appendChild(layer);
+      u._drmNotes = layer;
+    }
+    var key = notesKey(list);
+    if (layer._key === key) { return layer; }
+    layer._key = key;
+    layer.textContent = "";
+    list.forEach(function (a) {
+      var marker = document.createElement("button");
+      marker.type = "button";
+      marker.className = "drm-annotation";
+      marker.dataset.x = String(a.x);
+      marker.dataset.when = String(a.when);
+      var said = a.label + ": " + a.text + (a.tags && a.tags.length ? " [" + a.tags.join(", ") + "]" : "");
+      marker.setAttribute("aria-label", "annotation " + said);
+      marker._note = a;
+      marker.addEventListener("mouseenter", function () { showNote(figure, marker); });
+      marker.addEventListener("focus", function () { showNote(figure, marker); });
+      marker.addEventListener("mouseleave", function () { hideNote(figure); });
+      marker.addEventListener("blur", function () { hideNote(figure); });
+      layer.appendChild(marker);
+    });
+    figure.dataset.annotations = String(list.length);
+    var counted = figure.querySelector("[data-drm-annotation-count]");
+    if (counted) { counted.textContent = list.length + " annotation" + (list.length === 1 ? "" : "s") + ": hover a marker"; }
+    return layer;
+  }
+  function placeNotes(u, figure) {
+    var layer = buildNotes(u, figure);
+    var scale = u.scales.x;
+    Array.prototype.forEach.call(layer.children, function (marker) {
+      var x = Number(marker.dataset.x);
+      var inside = scale.min != null && x >= scale.min && x <= scale.max;
+      marker.hidden = !inside;
+      if (inside) { marker.style.left = u.valToPos(x, "x") + "px"; }
+    });
+  }
+  function showNote(figure, marker) {
+    var tip = figure.querySelector(".drm-annotation-tip");
+    if (!tip) {
+      tip = document.createElement("div");
+      tip.className = "drm-annotation-tip";
+      tip.setAttribute("role", "tooltip");
+      figure.querySelector(".drm-plot").appendChild(tip);
+    }
+    var a = marker._note;
+    tip.textContent = "";
+    var when = document.createElement("strong");
+    when.textContent = a.label;
+    var text = document.createElement("span");
+    text.className = "drm-annotation-text";
+    text.textContent = a.text;
+    tip.appendChild(when);
+    tip.appendChild(document.createTextNode(" "));
+    tip.appendChild(text);
+    if (a.tags && a.tags.length) {
+      var tags = document.createElement("span");
+      tags.className = "drm-annotation-tags";
+      tags.textContent = a.tags.join(", ");
+      tip.appendChild(tags);
+    }
+    var plot = figure.querySelector(".drm-plot");
+    var left = marker.getBoundingClientRect().left - plot.getBoundingClientRect().left;
+    tip.style.left = Math.max(0, Math.min(left - 20, plot.clientWidth - 260)) + "px";
+    tip.hidden = false;
+  }
+  function hideNote(figure) {
+    var tip = figure.querySelector(".drm-annotation-tip");
+    if (tip) { tip.hidden = true; }
   }
 
   function noteZoom(u, figure) {

@@ -30,6 +30,7 @@ from django_redis_metrics import (
     Statistic,
     UniqueBitmap,
     UniqueEstimate,
+    annotate,
 )
 from django_redis_metrics.conf import conf
 from django_redis_metrics.core.periods import get_zone
@@ -87,7 +88,19 @@ class Command(BaseCommand):
         self.hits(rng, start, now)
         self.events(rng, start, now, visits)
         self.pending(start, now)
+        self.annotations(start, now)
         mark_written(now)
+
+    def annotations(self, start: float, end: float) -> None:
+        """Deploys and a newsletter, drawn on every chart of their time (docs/annotations.md)."""
+        notes = [
+            (end - 2 * DAY - 5 * 3600, "Deploy v1.3", ["deploy"]),
+            (end - DAY - 8 * 3600, "Newsletter sent", ["marketing"]),
+            (end - 3 * 3600, "Deploy v1.4: faster product pages", ["deploy"]),
+            (end - 40 * 60, "Cache flushed", ["incident"]),
+        ]
+        written = [annotate(text, when, tags) for when, text, tags in notes if when >= start]
+        self.stdout.write(f"annotations: {len(written)}")
 
     def hits(self, rng: random.Random, start: float, end: float) -> None:
         site = 0
