@@ -17,6 +17,7 @@ from .defaults import (
     DEFAULT_ESTIMATE_RETENTION,
     DEFAULT_EVENT_RETENTION,
     DEFAULT_EXCLUDE_VIEWS,
+    DEFAULT_FUNNEL_MAX_EVENTS,
     DEFAULT_MAX_SERIES,
     DEFAULT_PRECISIONS,
     DEFAULT_SAMPLES,
@@ -323,6 +324,14 @@ class Settings(SettingsReader):
         "20}`). Whatever the tiles, the page costs three round trips.",
         check="E051",
         validator=f"{PACKAGE}.checks.validate_dashboard",
+    )
+    FUNNEL_MAX_EVENTS: Setting[int] = Setting(
+        DEFAULT_FUNNEL_MAX_EVENTS,
+        int,
+        "Most events an ordered funnel's `counts` reads (in pages of 1,000, one round trip "
+        "each); a range holding more raises a `ValueError` (see [Funnels](funnels.md)).",
+        check="E065",
+        validator=f"{PACKAGE}.funnels.bounds.validate_max_events",
     )
 
     def snapshot(self) -> Settings:
