@@ -16,6 +16,7 @@ class DjangoRedisMetricsConfig(AppConfig):
         from . import checks, wiring_checks
         from .core.base import Metric
         from .core.queries import declared
+        from .funnels import declared as funnels
 
         register(Tags.compatibility)(checks.check_settings)
         register(Tags.compatibility)(wiring_checks.check_middleware_order)
@@ -29,3 +30,4 @@ class DjangoRedisMetricsConfig(AppConfig):
             module = sys.modules.get(f"{config.name}.metrics")
             if module is not None:
                 declared.collect(module, Metric)
+                funnels.collect(module)  # each with a page in the admin

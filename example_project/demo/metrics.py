@@ -3,7 +3,14 @@
 
 from __future__ import annotations
 
-from django_redis_metrics import Counter, EventSeries, Gauge, UniqueBitmap, UniqueEstimate
+from django_redis_metrics import (
+    Counter,
+    EventSeries,
+    Funnel,
+    Gauge,
+    UniqueBitmap,
+    UniqueEstimate,
+)
 
 #: Counted by ``@count`` on the sign-up view.
 signups = Counter("signups")
@@ -16,6 +23,9 @@ active_users = UniqueBitmap("active_users")
 #: Customers, marked by ``@mark`` on the buy view: signed-in visitors, so each buyer of a day
 #: is one of that day's active users too.
 buyers = UniqueBitmap("buyers")
+#: Of the day's active users, those who bought: its admin page (Metrics > Funnels) shows the
+#: conversion per step and per day.
+checkout = Funnel(steps=[active_users, buyers])
 #: Every visitor, signed in or not (by user or session), as a HyperLogLog estimate.
 visitors = UniqueEstimate("visitors")
 #: Orders placed in the last two hours, waiting to be shipped: set every minute.

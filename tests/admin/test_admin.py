@@ -39,6 +39,9 @@ PAGES = [
     ("uniqueestimatemetric", "changelist", ""),
     ("uniqueestimatemetric", "detail", "?name=visitors"),
     ("uniqueestimatemetric", "data", "?name=visitors&period=day"),
+    ("funnelmetric", "changelist", ""),
+    ("funnelmetric", "detail", "?name=checkout"),
+    ("funnelmetric", "data", "?name=checkout"),
 ]
 
 
@@ -171,6 +174,7 @@ MODELS = [
     "statisticmetric",
     "gaugemetric",
     "uniqueestimatemetric",
+    "funnelmetric",
 ]
 
 
