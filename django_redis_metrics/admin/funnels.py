@@ -51,8 +51,11 @@ def funnel_list(request: HttpRequest, context: dict[str, Any]) -> TemplateRespon
 
 def _kind(funnel: AnyFunnel) -> str:
     if isinstance(funnel, Funnel):
-        return "unique users"
-    return f"ordered, events of {funnel.series.name} within {common.label(int(funnel.within))}"
+        return "unique-user bitmaps: a user is at a step when in it and in every step before"
+    return (
+        f"ordered, over the events of {funnel.series.name}: each step after the one before, "
+        f"all within {common.label(int(funnel.within))} of the first"
+    )
 
 
 def step_rows(names: list[str], counts: list[int]) -> list[dict[str, Any]]:
@@ -113,11 +116,14 @@ def period_counts(funnel: AnyFunnel, period: Period, now: float) -> list[int]:
 
 def over_time_chart(funnel: AnyFunnel, name: str, days: int, now: float) -> Chart:
     """Per day, the % of the first step's users reaching each later step (the first step's
-    users alone for a one-step funnel)."""
+    users alone for a one-step funnel), from the first day with users (empty leading days say
+    nothing)."""
     try:
         over = funnel.over_time(days, now)
     except ValueError as exc:
         raise Http404(str(exc)) from exc
+    first = next((i for i, (_, counts) in enumerate(over) if counts[0]), len(over) - 1)
+    over = over[first:]
     names = funnel.labels
     if len(names) == 1:
         series = [Series(names[0], [counts[0] for _, counts in over])]
@@ -158,7 +164,7 @@ def funnel_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
         funnel_name=name,
         kind=_kind(funnel),
         period=period,
-        period_label=labels.period_label(period),
+        period_label=_period_text(period),
         period_choices=PERIODS,
         chosen_date=period.start.date().isoformat(),
         days=days,
@@ -169,6 +175,12 @@ def funnel_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
         zone_label=labels.zone_label(now),
     )
     return TemplateResponse(request, "django_redis_metrics/admin/funnel_detail.html", context)
+
+
+def _period_text(period: Period) -> str:
+    """``on 2026-11-23``, ``in week 2026-W48``, ``in Nov 2026``."""
+    shown = labels.period_label(period)
+    return {"day": f"on {shown}", "week": f"in week {shown}"}.get(period.name, f"in {shown}")
 
 
 def funnel_data(request: HttpRequest) -> HttpResponse:
