@@ -25,9 +25,9 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from ..conf import conf
-from ..core.periods import Day, Period
+from ..core.periods import Day, Period, get_zone
 from ..core.timeutil import When, to_timestamp
-from ..core.validation import shown
+from ..core.validation import positive_int, shown
 from ..events.codec import encode_value, time_range, validate_field_name
 from .bounds import MAX_STEPS, MAX_WINDOWS
 from .naming import checked_name
@@ -91,18 +91,34 @@ class OrderedFunnel:
     ) -> list[tuple[Period, list[int]]]:
         """``counts`` of each of the ``days`` days ending with ``when``'s, oldest first, from
         one bounded read of the whole range (the events of each day counted apart)."""
-        from ..core.periods import get_zone
-        from ..core.validation import positive_int
+        chosen, lo, hi, zone = self._days(days, when, zone)
+        limit = conf.FUNNEL_MAX_EVENTS
+        return self._by_day(chosen, _bounded(self.series.between(lo, hi, limit + 1), limit), zone)
 
+    async def aover_time(
+        self, days: int, when: When = None, zone: tzinfo | None = None
+    ) -> list[tuple[Period, list[int]]]:
+        """``over_time`` awaited."""
+        chosen, lo, hi, zone = self._days(days, when, zone)
+        limit = conf.FUNNEL_MAX_EVENTS
+        events = _bounded(await self.series.abetween(lo, hi, limit + 1), limit)
+        return self._by_day(chosen, events, zone)
+
+    @staticmethod
+    def _days(
+        days: int, when: When, zone: tzinfo | None
+    ) -> tuple[list[Period], float, float, tzinfo]:
         days = positive_int(days, "days")
         if days > MAX_WINDOWS:
             raise ValueError(f"A funnel is counted over at most {MAX_WINDOWS} days, not {days}.")
         zone = zone or get_zone()
         today = Day.containing(when, zone)
         chosen = [today.shift(back - days + 1) for back in range(days)]
-        limit = conf.FUNNEL_MAX_EVENTS
-        hi = min(chosen[-1].end_ts, to_timestamp(None))
-        events = _bounded(self.series.between(chosen[0].start_ts, hi, limit + 1), limit)
+        return chosen, chosen[0].start_ts, min(chosen[-1].end_ts, to_timestamp(None)), zone
+
+    def _by_day(
+        self, chosen: list[Period], events: list[dict[str, Any]], zone: tzinfo
+    ) -> list[tuple[Period, list[int]]]:
         by_day: dict[Any, list[dict[str, Any]]] = {}
         for event in events:
             local = datetime.fromtimestamp(event["timestamp"], zone).date()

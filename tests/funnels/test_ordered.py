@@ -111,6 +111,7 @@ def test_over_time_counts_each_day_apart(backend: Any) -> None:
     over = funnel.over_time(3, now)
     assert [day for day, _ in over] == [today.shift(-2), today.shift(-1), today]
     assert [counts for _, counts in over] == [[2, 2], [1, 1], [1, 1]]
+    assert run(lambda: funnel.aover_time(3, now)) == over
 
 
 def test_past_max_events_a_call_raises(backend: Any, metrics_settings: Any) -> None:
