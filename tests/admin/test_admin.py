@@ -39,9 +39,6 @@ PAGES = [
     ("uniqueestimatemetric", "changelist", ""),
     ("uniqueestimatemetric", "detail", "?name=visitors"),
     ("uniqueestimatemetric", "data", "?name=visitors&period=day"),
-    ("funnelmetric", "changelist", ""),
-    ("funnelmetric", "detail", "?name=checkout"),
-    ("funnelmetric", "data", "?name=checkout"),
 ]
 
 

@@ -16,7 +16,7 @@ from django_redis_metrics.core.periods import Day, Week
 from django_redis_metrics.funnels import declared
 
 from ..clock import moment
-from ..django_site import admin_url
+from ..django_site import admin_url, client_for, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -125,6 +125,35 @@ def test_bad_queries_are_404(funnels: dict[str, Any], query: str) -> None:
         assert [r["users"] for r in response.context["rows"]] == [0, 0, 0]
     else:
         assert response.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("suffix", "query"),
+    [("changelist", ""), ("detail", "?name=checkout"), ("data", "?name=checkout")],
+)
+def test_only_staff_with_the_permission_see_funnels(
+    funnels: dict[str, Any], suffix: str, query: str
+) -> None:
+    url = admin_url("funnelmetric", suffix) + query
+    for user in (None, make_user("visitor", staff=False, permitted=True)):
+        response = client_for(user).get(url)
+        assert response.status_code == 302 and "/login/" in response["Location"]
+    clerk = client_for(make_user("clerk", staff=True, permitted=False))
+    response = clerk.get(url)
+    assert response.status_code == 403 and b"visited" not in response.content
+    assert funnels["client"].get(url).status_code == 200
+
+
+def test_without_redis_a_funnel_page_answers_503(funnels: dict[str, Any], settings: Any) -> None:
+    from django_redis_metrics.testing import free_port
+
+    settings.DJANGO_REDIS_METRICS = {
+        **settings.DJANGO_REDIS_METRICS,
+        "CONNECTION": f"redis://127.0.0.1:{free_port()}/0",
+    }
+    assert page(funnels["client"], "changelist").status_code == 200  # reads nothing from Redis
+    assert page(funnels["client"], "detail", "?name=checkout").status_code == 503
+    assert page(funnels["client"], "data", "?name=checkout").status_code == 503
 
 
 def test_no_funnel_declared(analyst: Any) -> None:
