@@ -156,7 +156,19 @@ def funnel_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
     now = common.current_time()
     period = chosen_period(request, now)
     days = chosen_days(request)
-    chart = over_time_chart(funnel, name, days, now)
+    # A funnel that cannot answer (a step keeping no days, an ordered funnel's range holding
+    # more than FUNNEL_MAX_EVENTS events) says why on its page, the rest of the page shown.
+    rows: list[dict[str, Any]] = []
+    chart: Chart | None = None
+    errors = {}
+    try:
+        rows = step_rows(funnel.labels, period_counts(funnel, period, now))
+    except Http404 as exc:
+        errors["table"] = str(exc)
+    try:
+        chart = over_time_chart(funnel, name, days, now)
+    except Http404 as exc:
+        errors["chart"] = str(exc)
     data_url = context["metrics_urls"]["data"]
     context.update(
         title=f"Funnel {name}",
@@ -168,9 +180,10 @@ def funnel_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
         period_choices=PERIODS,
         chosen_date=period.start.date().isoformat(),
         days=days,
-        rows=step_rows(funnel.labels, period_counts(funnel, period, now)),
+        rows=rows,
         chart=chart,
-        payload=chart.payload(now),
+        payload=chart.payload(now) if chart is not None else None,
+        errors=errors,
         export_urls=export.links(data_url, {"name": name, "days": days}),
         zone_label=labels.zone_label(now),
     )

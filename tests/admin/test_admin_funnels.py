@@ -156,6 +156,24 @@ def test_without_redis_a_funnel_page_answers_503(funnels: dict[str, Any], settin
     assert page(funnels["client"], "data", "?name=checkout").status_code == 503
 
 
+def test_a_funnel_that_cannot_answer_says_why(
+    funnels: dict[str, Any], metrics_settings: Any
+) -> None:
+    weekly = UniqueBitmap("weekly", periods=("week",))
+    declared.declare(Funnel([weekly]), "weekly")
+    response = page(funnels["client"], "detail", "?name=weekly&period=week")
+    assert response.status_code == 200
+    assert response.context["rows"] == [{"step": "weekly", "users": 0, "of_first": None,
+                                         "of_previous": None}]  # fmt: skip
+    assert "keeps no day keys" in response.context["errors"]["chart"]
+    metrics_settings(FUNNEL_MAX_EVENTS=2)  # the ordered funnel's 6 events are too many
+    response = page(funnels["client"], "detail", "?name=ordered")
+    assert response.status_code == 200
+    assert "FUNNEL_MAX_EVENTS = 2" in response.content.decode()
+    assert set(response.context["errors"]) == {"table", "chart"}
+    assert page(funnels["client"], "data", "?name=ordered").status_code == 404
+
+
 def test_no_funnel_declared(analyst: Any) -> None:
     declared.forget()
     response = page(analyst, "changelist")
