@@ -12,8 +12,9 @@ client holds one period's bitmaps at a time), then the table is read over those 
 A table between two bitmaps (``returning=other``: signed up, then bought) counts, in row i,
 the users of ``bitmap`` in period i found in ``other`` 1, 2, ... periods later: the same calls
 with the later keys taken from ``other``. On a single node every key is reachable from one
-script, so it costs what a table of one bitmap costs (one round trip; one more when either is
-labelled, to unite its series). On Redis Cluster ``other`` lives in another slot: each of its
+script, so it costs what a table of one bitmap costs: one round trip (four when either is
+labelled: the series listed with the first request, then their unions built, the table read,
+the unions unlinked). On Redis Cluster ``other`` lives in another slot: each of its
 later periods (the union of its series, for a labelled one) is copied into ``bitmap``'s slot
 first, as unions of series are (two round trips per period, one period after the other).
 """
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING
 from ..core.connection import AnyRedisClient, is_cluster
 from ..core.gather import gather_steps, pipelined_steps
 from ..core.keys import temp_key
-from ..core.labels.uniting import checked, temporary_keys, with_union
+from ..core.labels.uniting import checked, with_union
 from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Pipe, Script, Steps
@@ -62,13 +63,16 @@ def pair_steps(
     other: UniqueBitmap,
     periods: Sequence[Period],
 ) -> Steps[list[list[int]]]:
-    """The retention table of ``bitmap``'s users over ``periods`` found later in ``other``."""
+    """The retention table of ``bitmap``'s users over ``periods`` found later in ``other``.
+
+    Its first request leaves nothing behind should it be dropped (a labelled bitmap among the
+    two): the table's scripts, and on Redis Cluster the exports of one key each, delete their
+    temporary keys themselves."""
     return (
         yield from with_union(
             [bitmap, other],
             _pair_table_steps(client, bitmap, [], other, [], periods),
             lambda found: _pair_table_steps(client, bitmap, found[0], other, found[1], periods),
-            temporary_keys,
         )
     )
 

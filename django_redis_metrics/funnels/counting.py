@@ -24,7 +24,7 @@ from ..bitmaps.unite import United, united_key_steps
 from ..core.connection import AnyRedisClient, is_cluster
 from ..core.gather import gather_steps, pipelined_steps
 from ..core.keys import temp_key
-from ..core.labels.uniting import checked, temporary_keys, with_union
+from ..core.labels.uniting import checked, no_scratch, temporary_keys, with_union
 from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Script, Steps
@@ -43,12 +43,16 @@ def counts_steps(
 ) -> Steps[list[list[int]]]:
     """The funnel's counts in each of ``windows``: per window, one count per step."""
     plain: list[list[UniqueBitmap]] = [[] for _ in steps]
+    # Should the plain read be dropped after its first request (a labelled step): on a single
+    # node that request's count deleted the unions it built; on Redis Cluster a step built in
+    # the first step's slot may be left, unlinked then.
+    scratch = temporary_keys if is_cluster(client) else no_scratch
     return (
         yield from with_union(
             list(steps),
             _counts_steps(client, steps, plain, windows),
             lambda found: _counts_steps(client, steps, found, windows),
-            temporary_keys,
+            scratch,
         )
     )
 

@@ -95,6 +95,11 @@ def test_a_plain_pair_costs_one_round_trip_on_a_single_node(
         single.client, signed.meta_key
     )
     assert trips(lambda: signed.cohort("day", None, 4)) == 1  # as before
+    labelled = UniqueBitmap("labelled", periods=("day",), labels=("plan",))
+    labelled.labels(plan="pro").mark(1, now)
+    signed.cohort("day", None, 4, returning=labelled)
+    # its series listed with the table, then their unions built, read and unlinked
+    assert trips(lambda: signed.cohort("day", None, 4, returning=labelled)) == 4
 
 
 def test_the_largest_pair_table_is_answered(backend: Any) -> None:

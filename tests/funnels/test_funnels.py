@@ -124,6 +124,11 @@ def test_a_plain_funnel_costs_one_round_trip_on_a_single_node(
     assert trips(lambda: funnel.counts("day", now)) == 1
     assert trips(lambda: funnel.between(now - 10 * 86400, now).counts()) == 1
     assert trips(lambda: funnel.over_time(30, now)) == 1
+    labelled = UniqueBitmap("d", labels=("plan",))
+    labelled.labels(plan="pro").mark(1, now)
+    with_series = Funnel([*steps, labelled])
+    with_series.counts("day", now)
+    assert trips(lambda: with_series.counts("day", now)) == 2  # its series listed, then read
 
 
 def test_a_new_server_runs_the_unions_before_the_count(
