@@ -17,6 +17,7 @@ from .exceptions import (
     MultipleMetricsReturned,
     NoDayKeys,
 )
+from .funnels import Funnel
 from .gauge import Gauge
 from .sending.sender import flush
 from .statistic import Statistic
@@ -27,6 +28,7 @@ __all__ = [
     "Batch",
     "Counter",
     "EventSeries",
+    "Funnel",
     "Gauge",
     "MetricDoesNotExist",
     "MetricsRefused",

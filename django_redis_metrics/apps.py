@@ -17,6 +17,7 @@ class DjangoRedisMetricsConfig(AppConfig):
         from .alerts import registry as alerts
         from .core.base import Metric
         from .core.queries import declared
+        from .funnels import declared as funnels
 
         register(Tags.compatibility)(checks.check_settings)
         register(Tags.compatibility)(wiring_checks.check_middleware_order)
@@ -31,3 +32,4 @@ class DjangoRedisMetricsConfig(AppConfig):
             if module is not None:
                 declared.collect(module, Metric)
                 alerts.collect(module)  # and its alerts (alerts/registry.py)
+                funnels.collect(module)  # each with a page in the admin

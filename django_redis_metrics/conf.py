@@ -11,8 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from .defaults import (
-    DEFAULT_ANNOTATION_COUNT,
-    DEFAULT_ANNOTATION_RETENTION,
     DEFAULT_BITMAP_RETENTION,
     DEFAULT_CONNECTION,
     DEFAULT_DASHBOARD,
@@ -23,7 +21,6 @@ from .defaults import (
     DEFAULT_PRECISIONS,
     DEFAULT_SAMPLES,
     DEFAULT_STATISTIC_PRECISIONS,
-    alert_options,
     as_is,
     bitmap_retention,
     estimate_retention,
@@ -33,13 +30,14 @@ from .defaults import (
     strs,
     time_zone,
 )
+from .insight_settings import InsightSettings
 from .sender_settings import SenderOptions, SenderSetting
 from .setting import PACKAGE, SETTING_NAME, Setting, SettingsReader
 
 __all__ = ["DEFAULTS", "SETTING_NAME", "Settings", "conf"]
 
 
-class Settings(SettingsReader):
+class Settings(SettingsReader, InsightSettings):
     """Typed, always-fresh view of ``DJANGO_REDIS_METRICS``: one attribute per key."""
 
     CONNECTION: Setting[str] = Setting(
@@ -244,39 +242,6 @@ class Settings(SettingsReader):
         check="E054",
         validator=f"{PACKAGE}.checks.validate_export_token",
     )
-    ANNOTATION_TOKEN: Setting[str | None] = Setting(
-        None,
-        optional_str,
-        "The secret CI sends as `Authorization: Bearer <token>` to [post annotations]"
-        "(annotations.md#from-ci-the-endpoint) (at least 16 characters, never `EXPORT_TOKEN`, "
-        "which only reads). With `None`, the endpoint stores nothing.",
-        check="E060",
-        validator=f"{PACKAGE}.annotations.bounds.validate_token",
-    )
-    ANNOTATION_MAX_COUNT: Setting[int] = Setting(
-        DEFAULT_ANNOTATION_COUNT,
-        int,
-        "Most [annotations](annotations.md) kept (the newest), at most 100,000; each costs its "
-        "text's bytes plus about 80.",
-        check="E061",
-        validator=f"{PACKAGE}.annotations.bounds.validate_max_count",
-    )
-    ANNOTATION_MAX_LENGTH: Setting[int] = Setting(
-        500,
-        int,
-        "Most characters of an annotation's text (at most 10,000); a longer text is refused.",
-        check="E062",
-        validator=f"{PACKAGE}.annotations.bounds.validate_max_length",
-    )
-    ANNOTATION_RETENTION: Setting[int] = Setting(
-        DEFAULT_ANNOTATION_RETENTION,
-        int,
-        "Seconds an annotation is kept, enforced as annotations are written (at least 60, at "
-        "most 100 years).",
-        check="E063",
-        validator=f"{PACKAGE}.annotations.bounds.validate_retention",
-        shown="`31536000` (365 days)",
-    )
     UNRESOLVED_VIEW: Setting[str] = Setting(
         "unresolved",
         str,
@@ -359,17 +324,6 @@ class Settings(SettingsReader):
         "20}`). Whatever the tiles, the page costs three round trips.",
         check="E051",
         validator=f"{PACKAGE}.checks.validate_dashboard",
-    )
-
-    ALERTS: Setting[Any] = Setting(
-        {},
-        alert_options,
-        "How [alerts](alerts.md) notify: a dict of `WEBHOOK_URL`, `WEBHOOK_TIMEOUT`, "
-        "`WEBHOOK_ATTEMPTS`, `WEBHOOK_BACKOFF`, `MAIL_ADMINS`, `HISTORY`, `PASS_SECONDS` "
-        "([Settings](alerts.md#settings)); keys left out keep their default.",
-        check="E080",
-        validator=f"{PACKAGE}.alerts.options.validate_alerts",
-        shown="`{}`",
     )
 
     def snapshot(self) -> Settings:

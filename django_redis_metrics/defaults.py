@@ -11,6 +11,8 @@ from django.conf import settings
 
 #: Most series one labelled metric keeps by default (``MAX_SERIES``).
 DEFAULT_MAX_SERIES = 1000
+#: Most events one ordered funnel reads (``FUNNEL_MAX_EVENTS``).
+DEFAULT_FUNNEL_MAX_EVENTS = 100_000
 DEFAULT_CONNECTION = "redis://127.0.0.1:6379/0"
 DEFAULT_PRECISIONS: tuple[int, ...] = (1, 5, 60, 300, 3600, 18000, 86400)
 DEFAULT_SAMPLES = 120

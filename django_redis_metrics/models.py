@@ -48,6 +48,16 @@ class DashboardMetric(models.Model):
         verbose_name_plural = "dashboard"
 
 
+class FunnelMetric(models.Model):
+    """The "Funnels" entry: a page per funnel declared in ``metrics.py`` (``admin/funnels.py``)."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        verbose_name = "funnel"
+        verbose_name_plural = "funnels"
+
+
 class ViewsMetric(models.Model):
     """The "Views" entry: response times and errors per view (``admin/views.py``)."""
 

@@ -99,8 +99,9 @@ class SettingsReader:
 
     @classmethod
     def table(cls) -> Iterator[Setting[Any]]:
-        """Every declared key, in the order of declaration (the docs' order)."""
-        for klass in reversed(cls.__mro__):
+        """Every declared key, in the order of declaration (the docs' order): the class's own
+        first, then those of the tables it extends."""
+        for klass in cls.__mro__:
             for attribute in vars(klass).values():
                 if isinstance(attribute, Setting):
                     yield attribute

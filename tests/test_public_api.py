@@ -126,3 +126,33 @@ def test_annotations(backend):
         {"when": now - 10, "text": "Deploy v1.4", "tags": ["deploy"]}
     ]
     assert [a["text"] for a in annotations(now - 60, now)] == ["Deploy v1.4", "Note"]
+
+
+def test_funnel_and_two_bitmap_cohort(backend):
+    import time
+
+    import django_redis_metrics
+    from django_redis_metrics import EventSeries, Funnel, UniqueBitmap
+
+    assert "Funnel" in django_redis_metrics.__all__
+    now = time.time()
+    visited, carted, bought = (UniqueBitmap(n) for n in ("visited", "carted", "bought"))
+    for user in (1, 2, 3, 4):
+        visited.mark(user, now)
+    for user in (2, 3, 9):
+        carted.mark(user, now)
+    bought.mark(3, now)
+    checkout = Funnel(steps=[visited, carted, bought])
+    assert checkout.counts("day", when=now) == [4, 2, 1]
+    assert checkout.between(now - 86400, now).counts() == [4, 2, 1]
+    assert visited.cohort("day", start=now, periods=1, returning=bought) == [[4]]
+    orders = EventSeries("orders", index=["type"])
+    for kind, at in (("view", 0), ("cart", 10), ("buy", 20)):
+        orders.record(when=now - 100 + at, type=kind, user=7)
+    ordered = Funnel.ordered(
+        orders,
+        steps=[{"type": "view"}, {"type": "cart"}, {"type": "buy"}],
+        user="user",
+        within=86400,
+    )
+    assert ordered.counts(now - 200, now) == [1, 1, 1]

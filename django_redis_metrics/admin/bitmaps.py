@@ -9,7 +9,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from ..bitmaps import UniqueBitmap
+from ..core import catalogue
+from ..core.catalogue import validate_member
+from ..core.connection import get_redis_connection
 from ..core.drive import drive
+from ..core.labels.labelling import split
 from ..core.periods import Period, period_class
 from ..core.steps import Op, pipe_steps
 from ..models import UniqueBitmapMetric
@@ -20,6 +24,8 @@ from .common import KindPages, listing_page, name_param, with_query
 #: How many of the newest periods the bitmap page shows, per kind of period.
 PERIODS_SHOWN = {"hour": 48, "day": 30, "week": 12, "month": 12}
 COHORT_PERIODS = 8
+#: Most bitmaps the cohort table's "returning in" select offers (in name order).
+RETURNING_CHOICES = 200
 
 
 def get_bitmap(name: str) -> UniqueBitmap:
@@ -113,13 +119,17 @@ def bitmap_data(request: HttpRequest) -> HttpResponse:
     )
 
 
-def cohort_rows(bitmap: UniqueBitmap, kind: str, now: float) -> list[dict[str, Any]]:
-    """The retention table of the last ``COHORT_PERIODS`` periods, from the first period
-    with users (empty leading periods say nothing). Every row has a cell per column, those of
-    periods still to come ``(None, None)``, so the table is a square with a blank corner."""
+def cohort_rows(
+    bitmap: UniqueBitmap, kind: str, now: float, returning: UniqueBitmap | None = None
+) -> list[dict[str, Any]]:
+    """The retention table of the last ``COHORT_PERIODS`` periods (its later columns: the
+    users found in ``returning``, if given), from the first period with users (empty leading
+    periods say nothing). Every row has a cell per column, those of periods still to come
+    ``(None, None)``, so the table is a square with a blank corner."""
     first = period_class(kind).containing(now).shift(-(COHORT_PERIODS - 1))
     rows: list[dict[str, Any]] = []
-    for i, row in enumerate(bitmap.cohort(kind, first.start_ts, COHORT_PERIODS)):
+    table = bitmap.cohort(kind, first.start_ts, COHORT_PERIODS, returning=returning)
+    for i, row in enumerate(table):
         size = row[0] if row else 0
         if not rows and not size:
             continue
@@ -128,6 +138,36 @@ def cohort_rows(bitmap: UniqueBitmap, kind: str, now: float) -> list[dict[str, A
     for shown in rows:
         shown["cells"] += [(None, None)] * (len(rows) - 1 - len(shown["cells"]))
     return rows
+
+
+def returning_choices(bitmap: UniqueBitmap) -> list[str]:
+    """The bitmaps the cohort table may take its later columns from (this one aside): the
+    first ``RETURNING_CHOICES`` metrics in name order, a labelled one once (read as a whole),
+    the catalogue read page by page only as far as needed."""
+    found: dict[str, None] = {}
+    for member in catalogue.names(get_redis_connection(), UniqueBitmap.KIND):
+        name = split(member).name
+        if name != bitmap.name:
+            found[name] = None
+            if len(found) >= RETURNING_CHOICES:
+                break
+    return list(found)
+
+
+def returning_bitmap(
+    request: HttpRequest, bitmap: UniqueBitmap, period: str | None
+) -> UniqueBitmap | None:
+    """``?returning=``: the second bitmap of the cohort table (``None``: this one itself)."""
+    name = request.GET.get("returning", "")
+    if not name or name == bitmap.name:
+        return None
+    try:
+        other = UniqueBitmap.objects.get(validate_member(name))
+    except (LookupError, TypeError, ValueError) as exc:
+        raise Http404(str(exc)) from exc
+    if period is not None and period not in other.periods:
+        raise Http404(f"{other.name!r} keeps no {period} keys: choose another period.")
+    return other
 
 
 def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
@@ -154,7 +194,9 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
     )
     if cohort_period is not None and cohort_period not in choices:
         raise Http404(f"cohort must be one of {', '.join(choices)}.")
-    cohort = cohort_rows(bitmap, cohort_period, now) if cohort_period is not None else []
+    returning = returning_bitmap(request, bitmap, cohort_period)
+    cohort = cohort_rows(bitmap, cohort_period, now, returning) if cohort_period is not None else []
+    kept = {"returning": returning.name} if returning is not None else {}
     context.update(
         title=f"Unique users {bitmap.name}",
         metric_name=bitmap.name,
@@ -166,9 +208,11 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
         cohort_offsets=list(range(1, len(cohort))),
         cohort_span=COHORT_PERIODS,
         cohort_links=[
-            (p, with_query(context["metrics_urls"]["detail"], name=bitmap.name, cohort=p))
+            (p, with_query(context["metrics_urls"]["detail"], name=bitmap.name, cohort=p, **kept))
             for p in choices
         ],
+        returning=returning,
+        returning_choices=returning_choices(bitmap),
     )
     return TemplateResponse(request, "django_redis_metrics/admin/bitmap_detail.html", context)
 

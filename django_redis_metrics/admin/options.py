@@ -25,9 +25,9 @@ from ..core.batch import is_outage
 from ..core.connection import REDIS_ERRORS, redacted
 from ..core.kind import Kind
 from ..kinds import registered
-from ..models import AlertsMetric, DashboardMetric, ViewsMetric
+from ..models import AlertsMetric, DashboardMetric, FunnelMetric, ViewsMetric
 from ..permissions import may_view_metrics
-from . import alerts, dashboard, views
+from . import alerts, dashboard, funnels, views
 from .common import KindPages, Page, metrics_permission
 
 #: Seconds a client is told to wait before asking again while Redis is unreachable.
@@ -206,3 +206,14 @@ class AlertsAdmin(MetricsAdmin):
 
     def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
         return alerts.alerts_page(request, context)
+
+
+@admin.register(FunnelMetric)
+class FunnelsAdmin(MetricsAdmin):
+    """The "Funnels" entry: a page per funnel declared in ``metrics.py`` (``funnels.py``)."""
+
+    pages = funnels.PAGES.pages
+    endpoints = funnels.PAGES.endpoints
+
+    def index_page(self, request: HttpRequest, context: dict[str, Any]) -> HttpResponse:
+        return funnels.PAGES.index(request, context)

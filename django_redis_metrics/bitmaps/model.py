@@ -48,7 +48,7 @@ from ..core.steps import Op, Steps
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int, shown
 from . import query_plan
-from .cohort import cohort_steps
+from .cohort import cohort_steps, pair_steps
 from .ids import normalize_id
 from .keys import KIND
 from .marking import fast
@@ -303,26 +303,65 @@ class UniqueBitmap(PeriodicMetric):
         """The fewest keys whose union is exactly these consecutive days."""
         return cover_days(days, self.periods, f"Bitmap {self.name!r}")
 
-    def cohort(self, period: str = "week", start: When = None, periods: int = 8) -> list[list[int]]:
+    def cohort(
+        self,
+        period: str = "week",
+        start: When = None,
+        periods: int = 8,
+        returning: UniqueBitmap | None = None,
+    ) -> list[list[int]]:
         """A retention table: row i holds the users of period i, then how many of them were
         marked again 1, 2, ... periods later (up to the last of ``periods`` periods).
+
+        With ``returning=other`` (another bitmap, labelled or not: a labelled one is read as
+        the union of its series), the later counts are of the users of period i found in
+        ``other`` (signed up, then bought): same shape, same bounds.
 
         ``start`` is any instant of the first period (default: ``periods - 1`` periods ago).
         A script call per row (per ``MAX_SCRIPT_SOURCES`` keys of a row), each BITOP AND +
         BITCOUNT over a bounded number of keys, all sent in one pipelined round trip (a
-        labelled bitmap's periods are united first: ``cohort.py``).
+        labelled bitmap's periods are united first, and on Redis Cluster ``other``'s are
+        copied into this bitmap's slot first: ``cohort.py``).
         """
+        client = get_redis_connection()
+        return drive(self._cohort_steps(client, period, start, periods, returning), client)
+
+    async def acohort(
+        self,
+        period: str = "week",
+        start: When = None,
+        periods: int = 8,
+        returning: UniqueBitmap | None = None,
+    ) -> list[list[int]]:
+        """``cohort`` awaited."""
+        client = get_async_connection()
+        return await adrive(self._cohort_steps(client, period, start, periods, returning), client)
+
+    def _cohort_steps(
+        self,
+        client: AnyRedisClient,
+        period: str,
+        start: When,
+        periods: int,
+        returning: UniqueBitmap | None,
+    ) -> Steps[list[list[int]]]:
+        """The checks of ``cohort`` (all before any request), then its steps."""
         periods = positive_int(periods, "periods")
         if periods > MAX_COHORT_PERIODS:
             raise ValueError(
                 f"A retention table has at most {MAX_COHORT_PERIODS} periods (its cost grows "
                 f"as their square), not {shown(periods)}."
             )
+        if returning is not None and not isinstance(returning, UniqueBitmap):
+            raise TypeError(f"returning must be a UniqueBitmap, not {shown(returning)}.")
         first = (
             self._period(period, start)
             if start is not None
             else self._period(period).shift(-(periods - 1))
         )
-        client = get_redis_connection()
+        if returning is not None:
+            returning._period(first)  # it must keep these periods too
         chosen = [first.shift(i) for i in range(periods)]
-        return drive(cohort_steps(client, self, chosen), client)
+        if returning is None:
+            return (yield from cohort_steps(client, self, chosen))
+        return (yield from pair_steps(client, self, returning, chosen))

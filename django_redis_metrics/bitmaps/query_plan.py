@@ -32,14 +32,19 @@ def split(periods: tuple[Period, ...], settled: float) -> tuple[tuple[Period, ..
 
 
 def cohort_calls(
-    keys: list[str], temp: Callable[[int], str], most_sources: int
+    keys: list[str],
+    temp: Callable[[int], str],
+    most_sources: int,
+    returning: list[str] | None = None,
 ) -> list[tuple[int, list[str]]]:
     """The script calls of a retention table over the period ``keys``: per row, its first
-    period's key, up to ``most_sources - 1`` later ones and a temporary key ``temp(n)``."""
+    period's key, up to ``most_sources - 1`` later ones (of ``returning``, the same periods'
+    keys of a second bitmap, if given) and a temporary key ``temp(n)``."""
     step = most_sources - 1
+    laters = keys if returning is None else returning
     calls: list[tuple[int, list[str]]] = []
     for row in range(len(keys)):
-        later = keys[row + 1 :]
+        later = laters[row + 1 :]
         for chunk in range(0, max(len(later), 1), step):
             calls.append((row, [keys[row], *later[chunk : chunk + step], temp(len(calls))]))
     return calls

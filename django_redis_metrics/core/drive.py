@@ -97,6 +97,10 @@ def _queue(pipe: Any, ops: Sequence[Op | Script]) -> None:
     for op in ops:
         if isinstance(op, Script):
             op.script.queue(pipe, op.keys, op.args)
+        elif op.method == "unlink" and not op.kwargs:
+            # redis-py's async ClusterPipeline.unlink is a coroutine (never queued): the
+            # command itself is queued the same way on every pipeline.
+            pipe.execute_command("UNLINK", *op.args)
         else:
             getattr(pipe, op.method)(*op.args, **op.kwargs)
 

@@ -7,6 +7,7 @@ from django_redis_metrics import (
     Alert,
     Counter,
     EventSeries,
+    Funnel,
     Gauge,
     Statistic,
     UniqueBitmap,
@@ -24,6 +25,9 @@ active_users = UniqueBitmap("active_users")
 #: Customers, marked by ``@mark`` on the buy view: signed-in visitors, so each buyer of a day
 #: is one of that day's active users too.
 buyers = UniqueBitmap("buyers")
+#: Of the day's active users, those who bought: its admin page (Metrics > Funnels) shows the
+#: conversion per step and per day.
+checkout = Funnel(steps=[active_users, buyers])
 #: Every visitor, signed in or not (by user or session), as a HyperLogLog estimate.
 visitors = UniqueEstimate("visitors")
 #: Orders placed in the last two hours, waiting to be shipped: set every minute.

@@ -171,6 +171,7 @@ MODELS = [
     "statisticmetric",
     "gaugemetric",
     "uniqueestimatemetric",
+    "funnelmetric",
 ]
 
 
