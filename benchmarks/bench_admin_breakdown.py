@@ -17,9 +17,7 @@ import random
 import time
 from typing import Any
 
-import django
-from common import best_of, start
-from django.conf import settings
+from common import best_of, configure_admin_site, start
 
 HOUR = 3600
 
@@ -64,20 +62,7 @@ def main() -> None:
     parser.add_argument("--statistic-series", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
     options = parser.parse_args()
-    settings.configure(
-        INSTALLED_APPS=[
-            "django.contrib.admin",
-            "django.contrib.auth",
-            "django.contrib.contenttypes",
-            "django.contrib.sessions",
-            "django.contrib.messages",
-            "django_redis_metrics",
-        ],
-        USE_TZ=True,
-        TIME_ZONE="UTC",
-        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
-    )
-    django.setup()
+    configure_admin_site()
     server = start("bench-breakdown")
     try:
         from django.http import QueryDict

@@ -15,9 +15,7 @@ import argparse
 import random
 import time
 
-import django
-from common import best_of, start
-from django.conf import settings
+from common import best_of, configure_admin_site, start
 
 DAY = 86400
 
@@ -77,20 +75,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=5)
     options = parser.parse_args()
-    settings.configure(
-        INSTALLED_APPS=[
-            "django.contrib.admin",
-            "django.contrib.auth",
-            "django.contrib.contenttypes",
-            "django.contrib.sessions",
-            "django.contrib.messages",
-            "django_redis_metrics",
-        ],
-        USE_TZ=True,
-        TIME_ZONE="UTC",
-        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
-    )
-    django.setup()
+    configure_admin_site()
     server = start("bench-views")
     try:
         now = time.time()

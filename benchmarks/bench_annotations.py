@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import time
 
-import django
-from common import best_of, configure
-from django.conf import settings
+from common import best_of, configure, configure_admin_site
 
 
 def main() -> None:
@@ -28,20 +26,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--calls", type=int, default=2000)
     options = parser.parse_args()
-    settings.configure(
-        INSTALLED_APPS=[
-            "django.contrib.admin",
-            "django.contrib.auth",
-            "django.contrib.contenttypes",
-            "django.contrib.sessions",
-            "django.contrib.messages",
-            "django_redis_metrics",
-        ],
-        USE_TZ=True,
-        TIME_ZONE="UTC",
-        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
-    )
-    django.setup()
+    configure_admin_site()
     from django_redis_metrics.testing import RedisServer
 
     server = RedisServer().start()

@@ -17,8 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import django
-from common import best_of, start
+from common import best_of, configure_admin_site, start
 from django.conf import settings
 
 T0 = 1_700_000_000
@@ -102,19 +101,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--repeats", type=int, default=5)
     options = parser.parse_args()
-    settings.configure(
-        INSTALLED_APPS=[
-            "django.contrib.admin",
-            "django.contrib.auth",
-            "django.contrib.contenttypes",
-            "django.contrib.sessions",
-            "django.contrib.messages",
-            "django_redis_metrics",
-        ],
-        USE_TZ=True,
-        TIME_ZONE="UTC",
+    configure_admin_site(
         ROOT_URLCONF="tests.integration.urls",
-        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
         TEMPLATES=[
             {
                 "BACKEND": "django.template.backends.django.DjangoTemplates",
@@ -129,7 +117,6 @@ def main() -> None:
             }
         ],
     )
-    django.setup()
     server = start("bench-list")
     settings.DJANGO_REDIS_METRICS = {**settings.DJANGO_REDIS_METRICS, "ADMIN_PAGE_SIZE": 100}
     try:

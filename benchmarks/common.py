@@ -52,6 +52,30 @@ def configure(url: str, prefix: str, **extra: Any) -> None:
         settings.DJANGO_REDIS_METRICS = value
 
 
+#: The Django apps an admin page needs, with this package's.
+ADMIN_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django_redis_metrics",
+]
+
+
+def configure_admin_site(**extra: Any) -> None:
+    """Django set up to render the admin's pages in this process: the admin's apps, UTC, an
+    in-memory database; ``extra`` settings added (``ROOT_URLCONF``, ``TEMPLATES``...)."""
+    settings.configure(
+        INSTALLED_APPS=ADMIN_APPS,
+        USE_TZ=True,
+        TIME_ZONE="UTC",
+        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
+        **extra,
+    )
+    django.setup()
+
+
 def start(prefix: str = "bench") -> RedisServer:
     """A private redis-server with Django configured to use it."""
     from django_redis_metrics.testing import RedisServer
