@@ -3,9 +3,9 @@
 -- the statistic's configuration, list it.
 -- KEYS[1]          the meta hash: 'n' and 's' the lifetime count and sum of the values,
 --                  'b<bucket>' the lifetime count of each histogram bucket and 'bn' how many
---                  such fields it holds (see LIFETIME_BUCKETS), precision -> samples kept, 'h:<precision>' the head, 'e:<precision>' when
---                  its hash expires, 'x' when the meta hash expires (ms), and 'listed' (see
---                  lib/slice_window.lua)
+--                  such fields it holds (see LIFETIME_BUCKETS), precision -> samples kept,
+--                  'h:<precision>' the head, 'e:<precision>' when its hash expires, 'x' when
+--                  the meta hash expires (ms), and 'listed' (see lib/slice_window.lua)
 -- KEYS[2..n+1]     one hash per precision: slice start -> the slice's summary (below)
 -- KEYS[n+2]        the catalogue, only when it can be written here (not on Redis Cluster)
 -- ARGV[1]          statistic name (catalogue member)
