@@ -81,9 +81,6 @@ def test_aggregates_cost_one_round_trip_per_node_whatever_the_series(
     assert few <= many <= 1 + 2 * nodes
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: measure_of appends 's' to the kind's LABEL ('event seriess')"
-)
 def test_the_refusal_of_an_aggregate_names_the_kind_in_english() -> None:
     """Found following docs/querysets.md: ``EventSeries.objects.filter(...).total()`` said
     "not of event seriess". Reads nothing from Redis."""

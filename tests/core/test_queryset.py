@@ -214,9 +214,9 @@ def test_bad_lookups_are_refused_before_reading(backend: Any) -> None:
         Counter.objects.order_by("size")
     with pytest.raises(ValueError, match="counters"):
         Gauge.objects.order_by("-total")
-    with pytest.raises(TypeError, match="not of gauges"):
+    with pytest.raises(TypeError, match="not those of the gauge kind"):
         Gauge.objects.filter().total(60)
-    with pytest.raises(TypeError, match="not of gauges"):
+    with pytest.raises(TypeError, match="not those of the gauge kind"):
         Gauge.objects.filter().group_by("view")
     with pytest.raises(ValueError, match="Negative"):
         Counter.objects.filter()[-1:]

@@ -35,6 +35,8 @@ OTHER = "__other__"
 MAX_VALUE_LENGTH = 100
 #: Most labels one metric may declare.
 MAX_LABELS = 8
+#: Label names no metric may declare: querysets filter a metric's own name with ``name=``.
+RESERVED_LABELS = ("name",)
 #: The meta hash field of the ``__other__`` series counting the label sets sent there.
 OVERFLOW_FIELD = "overflow"
 
@@ -52,8 +54,11 @@ def validate_label_names(labels: object, what: str) -> tuple[str, ...]:
                 f"Label names of {what} must be identifiers (letters, digits, '_'), not "
                 f"{shown(name)}."
             )
-        if name.startswith("__"):
-            raise ValueError(f"Label names starting with '__' are reserved: {name!r} ({what}).")
+        if name.startswith("__") or name in RESERVED_LABELS:
+            raise ValueError(
+                f"Label names starting with '__' and {', '.join(map(repr, RESERVED_LABELS))} are "
+                f"reserved: {name!r} ({what})."
+            )
     if len(set(names)) != len(names):
         raise ValueError(f"Labels of {what} are declared twice: {names!r}.")
     if len(names) > MAX_LABELS:

@@ -97,8 +97,8 @@ def parse(lookups: Mapping[str, object]) -> tuple[Condition, ...]:
             field, lookup = "name", parts[1] if len(parts) == 2 else "exact"
         elif parts[0] == "labels" and 2 <= len(parts) <= 3 and parts[1]:
             field, lookup = parts[1], parts[2] if len(parts) == 3 else "exact"
-            if field == "name":
-                raise TypeError("labels__name is not a label lookup: a label may not be 'name'.")
+            if field == "name":  # no label is called so: labelling.RESERVED_LABELS
+                raise TypeError("labels__name is not a label lookup: no label may be 'name'.")
         else:
             raise TypeError(
                 f"Unknown lookup {key!r}: filter on name (name=, name__<lookup>=) or a label "
@@ -106,7 +106,8 @@ def parse(lookups: Mapping[str, object]) -> tuple[Condition, ...]:
             )
         if lookup not in LOOKUPS:
             raise TypeError(f"Unknown lookup {lookup!r} in {key!r}; known: {', '.join(LOOKUPS)}.")
-        checked, test = _test(lookup, value, key)
+        named = key.removesuffix(f"__{lookup}")  # the messages add the lookup once
+        checked, test = _test(lookup, value, named)
         conditions.append(Condition(field, lookup, checked, test))
     return tuple(conditions)
 

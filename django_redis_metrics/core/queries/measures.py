@@ -59,8 +59,8 @@ def measure_of(model: type[Any], what: str) -> Measure:
     if found is None:
         kinds = ", ".join(sorted(MEASURES))
         raise TypeError(
-            f"{what} combines samples of {kinds} metrics, not of {model.LABEL}s (read each "
-            f"{model.LABEL}'s own methods instead)."
+            f"{what} combines samples of {kinds} metrics, not those of the {model.LABEL} kind "
+            "(read each one's own methods instead)."
         )
     return found
 
@@ -68,10 +68,10 @@ def measure_of(model: type[Any], what: str) -> Measure:
 def check_value(model: type[Any], field: str) -> None:
     """A ``ValueError`` if ``model``'s rows cannot be ordered by ``field``."""
     if field == "total" and model.KIND not in COUNTING:
-        raise ValueError(f"order_by('total') is for counters; {model.LABEL}s have no total.")
+        raise ValueError(f"order_by('total') is for counters, not the {model.LABEL} kind.")
     if field == "last_seen" and not hasattr(model, "precisions"):
         raise ValueError(
-            f"order_by('last_seen') is for metrics kept in slices, not {model.LABEL}s."
+            f"order_by('last_seen') is for metrics kept in slices, not the {model.LABEL} kind."
         )
 
 
