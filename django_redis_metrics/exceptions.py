@@ -54,3 +54,9 @@ class MetricDoesNotExist(LookupError, ObjectDoesNotExist):
 class MultipleMetricsReturned(MultipleObjectsReturned):
     """More than one metric matched ``Model.objects.get(...)``: the base of each model's own
     ``Model.MultipleObjectsReturned``."""
+
+
+class PortTaken(RuntimeError):
+    """A test server (``django_redis_metrics.testing``) could not bind its port, or its cluster
+    bus port: taken by another process since it was chosen. Raised only by the testing helpers,
+    so not exported by the package."""

@@ -28,6 +28,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from ..exceptions import PortTaken
+
 CLUSTER_SLOTS = 16384
 PR_SET_PDEATHSIG = 1
 
@@ -98,11 +100,6 @@ def free_port(cluster: bool = False) -> int:
         if _port_is_free(port) and (not cluster or _port_is_free(port + 10000)):
             return port
     raise RuntimeError("No free port found for a private redis-server.")
-
-
-class PortTaken(RuntimeError):
-    """The server could not bind its port (or its cluster bus port): taken since it was
-    chosen."""
 
 
 class RedisServer:

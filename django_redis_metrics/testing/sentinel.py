@@ -157,6 +157,12 @@ class RedisSentinelServers:
             if node.port != master
         )
 
+    def wait_whole(self) -> None:
+        """Block until the set is whole again: every sentinel names the same master and counts
+        every replica and sentinel, and every replica is in sync with it (what a fault test
+        needs before it starts: an earlier failover may still be converging)."""
+        self._wait(self._ready, "a whole set")
+
     def master_port(self) -> int | None:
         """The port of the master every live sentinel names, or ``None`` while they disagree."""
         ports = set()

@@ -257,6 +257,7 @@ def direct_writes_through(
     """Call ``write`` (a model's own write) in a loop through ``fault`` until one succeeds on
     the new master; returns (writes acknowledged, writes refused, seconds to the first
     acknowledged after the fault). Refusals must be outages, and nothing refused is stored."""
+    servers.wait_whole()  # an earlier test's failover may still be converging
     old = servers.current_master()
     write()
     acknowledged, refused = 1, 0

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from django_redis_metrics import testing
+from django_redis_metrics.exceptions import PortTaken
 from django_redis_metrics.testing import redis_server_binary
 
 
@@ -61,7 +62,7 @@ def test_a_chosen_port_taken_before_the_bind_is_chosen_again(
 def test_a_given_port_taken_is_an_error_and_leaves_nothing_running() -> None:
     with _bound() as taken:
         server = testing.RedisServer(port=taken.getsockname()[1])
-        with pytest.raises(testing.PortTaken, match="did not start"):
+        with pytest.raises(PortTaken, match="did not start"):
             server.start()
         assert server.process is None
         server.cleanup()
@@ -72,7 +73,7 @@ def test_a_cluster_that_cannot_start_stops_the_nodes_it_started() -> None:
         cluster = testing.RedisClusterServers(masters=3)
         last = cluster.nodes[-1]
         last.port, last._port_chosen = taken.getsockname()[1], False
-        with pytest.raises(testing.PortTaken):
+        with pytest.raises(PortTaken):
             cluster.start()
         assert all(node.process is None for node in cluster.nodes)
 
