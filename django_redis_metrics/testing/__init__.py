@@ -200,8 +200,9 @@ class RedisServer:
         )
         deadline = time.monotonic() + 10
         while True:
+            client = self.client()
             try:
-                if self.client().ping():
+                if client.ping():
                     return self
             except redis.ConnectionError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
@@ -215,6 +216,8 @@ class RedisServer:
                         f"redis-server on port {self.port} did not start: {detail}"
                     ) from None
                 time.sleep(0.02)
+            finally:
+                client.close()  # its socket never left to the garbage collector
 
     def pause(self) -> None:
         """Freeze the server (SIGSTOP): connections are accepted by the kernel, nothing answers."""

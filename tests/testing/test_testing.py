@@ -54,7 +54,11 @@ def test_a_chosen_port_taken_before_the_bind_is_chosen_again(
         assert server.port == port
         try:
             server.start()
-            assert server.port != port and server.client().ping()
+            client = server.client()
+            try:
+                assert server.port != port and client.ping()
+            finally:
+                client.close()  # never left for the garbage collector (a ResourceWarning)
         finally:
             server.cleanup()
 
