@@ -100,3 +100,30 @@ class AlertsMetric(models.Model):
         default_permissions = ()
         verbose_name = "alerts"
         verbose_name_plural = "alerts"
+
+
+# The archive's tables (real tables, in the site's database): ``archive/models.py``.
+from .archive.models import (  # noqa: E402
+    ArchiveCursor,
+    ArchivedBreakdown,
+    ArchivedPeriod,
+    ArchivedSlice,
+)
+
+__all__ = [
+    "PERMISSION",
+    "AlertsMetric",
+    "ArchiveCursor",
+    "ArchivedBreakdown",
+    "ArchivedPeriod",
+    "ArchivedSlice",
+    "CounterMetric",
+    "DashboardMetric",
+    "EventSeriesMetric",
+    "FunnelMetric",
+    "GaugeMetric",
+    "StatisticMetric",
+    "UniqueBitmapMetric",
+    "UniqueEstimateMetric",
+    "ViewsMetric",
+]

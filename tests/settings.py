@@ -6,6 +6,7 @@ forgets its fixture fails instead of touching someone's Redis.
 one where a day has just begun, to try the suite at "just after midnight" at any hour."""
 
 import os
+import socket
 
 SECRET_KEY = "tests-only-not-secret"
 DEBUG = False
@@ -21,6 +22,37 @@ INSTALLED_APPS = [
     "django_redis_metrics",
 ]
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+
+
+def _postgres_answers(host: str, port: int) -> bool:
+    """Whether a PostgreSQL server listens there and psycopg is installed."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return False
+    try:
+        socket.create_connection((host, port), timeout=0.5).close()
+    except OSError:
+        return False
+    return True
+
+
+# The archive's tests run on SQLite and on PostgreSQL ("postgres"), when a server answers at
+# DRM_POSTGRES_HOST:DRM_POSTGRES_PORT (default 127.0.0.1:5432, trust authentication, user
+# DRM_POSTGRES_USER or "postgres"). The test database is created and dropped by the run and
+# named after its process, so two runs at once never share one. Without a server the alias is
+# absent and those tests skip, saying why (tests/archive/conftest.py).
+POSTGRES_HOST = os.environ.get("DRM_POSTGRES_HOST", "127.0.0.1")
+POSTGRES_PORT = int(os.environ.get("DRM_POSTGRES_PORT", "5432"))
+if _postgres_answers(POSTGRES_HOST, POSTGRES_PORT):
+    DATABASES["postgres"] = {
+        "ENGINE": "django.db.backends.postgresql",
+        "HOST": POSTGRES_HOST,
+        "PORT": POSTGRES_PORT,
+        "USER": os.environ.get("DRM_POSTGRES_USER", "postgres"),
+        "NAME": "postgres",
+        "TEST": {"NAME": f"drm_test_{os.getpid()}"},
+    }
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
