@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .archive.settings import ArchiveSettings
 from .defaults import (
     DEFAULT_BITMAP_RETENTION,
     DEFAULT_CONNECTION,
@@ -37,7 +38,7 @@ from .setting import PACKAGE, SETTING_NAME, Setting, SettingsReader
 __all__ = ["DEFAULTS", "SETTING_NAME", "Settings", "conf"]
 
 
-class Settings(SettingsReader, InsightSettings):
+class Settings(SettingsReader, InsightSettings, ArchiveSettings):
     """Typed, always-fresh view of ``DJANGO_REDIS_METRICS``: one attribute per key."""
 
     CONNECTION: Setting[str] = Setting(

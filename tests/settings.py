@@ -7,6 +7,7 @@ one where a day has just begun, to try the suite at "just after midnight" at any
 
 import os
 import socket
+from typing import Any
 
 SECRET_KEY = "tests-only-not-secret"
 DEBUG = False
@@ -21,7 +22,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_redis_metrics",
 ]
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+DATABASES: dict[str, dict[str, Any]] = {
+    "default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}
+}
 
 
 def _postgres_answers(host: str, port: int) -> bool:

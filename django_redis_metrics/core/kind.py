@@ -38,6 +38,10 @@ class Kind:
     #: The dotted path of its admin pages (an ``admin.common.KindPages``), or ``None``. A path,
     #: not the object: the pages import the admin, which is loaded after the models.
     admin: str | None = None
+    #: The dotted path of its archiver (an ``archive.base.Archiver``: one pass writing its
+    #: closed slices or periods to the archive's tables), or ``None`` when it keeps no history.
+    #: A path, for the same reason: archivers import the Django models.
+    archiver: str | None = None
 
     @property
     def name(self) -> str:
