@@ -13,6 +13,8 @@ the range held annotations, ``annotations``. Columns map to series:
   not exported: it is 1). A statistic's export carries means and percentiles, not the count,
   sum, sum of squares and extremes an archived slice keeps: it is refused.
 * The overlaid previous period (``the day before``) is the same metric shifted: never imported.
+* A slice not yet closed when the import runs (the export's live last point) is left out: it
+  is still counting, and the archive passes archive it from Redis once it closes.
 
 A file is read twice: once to check every line (nothing is written if one is wrong: the error
 names its line), then to write it ``ARCHIVE_BATCH`` rows at a time, in one transaction.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import math
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -65,6 +68,13 @@ class CsvPlan:
     band: tuple[int, int] | None
     #: Headings left out (not mapped).
     ignored: tuple[str, ...]
+    #: The import's clock: slices ending after it are still open, and left out.
+    now: float
+
+
+def current_time() -> float:
+    """The import's clock (epoch seconds)."""
+    return time.time()
 
 
 def plan(
@@ -122,6 +132,7 @@ def plan(
         columns=tuple(sorted(mapped, key=lambda pair: pair[0])),
         band=band,
         ignored=tuple(h for h in header if h not in used),
+        now=current_time(),
     )
 
 
@@ -144,8 +155,9 @@ def refuse_other_kinds(path: str, kind: str, header: Sequence[str]) -> None:
         raise CsvError(f"{path} is a gauge's export: import it with --kind gauge.")
 
 
-def rows(plan: CsvPlan) -> Iterator[ArchivedSlice]:
-    """The slices of ``plan``'s file, line by line; a :class:`CsvError` names a wrong line."""
+def rows(plan: CsvPlan, still_open: list[int] | None = None) -> Iterator[ArchivedSlice]:
+    """The slices of ``plan``'s file, line by line; a :class:`CsvError` names a wrong line.
+    The starts of slices still open are appended to ``still_open``, not yielded."""
     with open(plan.path, encoding="utf-8-sig", newline="") as file:
         reader = csv.reader(file)
         width = len(next(reader))
@@ -164,6 +176,10 @@ def rows(plan: CsvPlan) -> Iterator[ArchivedSlice]:
             if previous is not None and start <= previous:
                 raise wrong("its start is not after the line before's (the export is in order).")
             previous = start
+            if start + plan.precision > plan.now:
+                if still_open is not None:
+                    still_open.append(start)
+                continue
             if plan.kind == "gauge":
                 yield from gauge_row(plan, start, cells, wrong)
                 continue

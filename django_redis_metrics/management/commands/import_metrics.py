@@ -10,6 +10,7 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
@@ -19,6 +20,7 @@ from django_redis_metrics.archive.imports.writing import (
     GAUGE_FIELDS,
     Summary,
     parse_target,
+    utc,
     write,
 )
 from django_redis_metrics.conf import conf
@@ -85,6 +87,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         using = options["database"] or conf.ARCHIVE_DATABASE
+        if using not in settings.DATABASES:
+            known = ", ".join(map(repr, settings.DATABASES))
+            raise CommandError(f"--database {using!r} is not in DATABASES, which has {known}.")
         summary = Summary(dry_run=options["dry_run"])
         try:
             if options["csv"]:
@@ -117,7 +122,8 @@ class Command(BaseCommand):
                 parse_target(options["name"]) if options["name"] is not None else None,
                 [(heading, parse_target(name)) for heading, name in options["column"]],
             )
-            for _ in csvfile.rows(plan):  # every line checked before any is written
+            still_open: list[int] = []
+            for _ in csvfile.rows(plan, still_open):  # every line checked before one is written
                 pass
             fields = GAUGE_FIELDS if plan.kind == "gauge" else COUNTER_FIELDS
             with transaction.atomic(using=using):
@@ -134,6 +140,11 @@ class Command(BaseCommand):
             raise CommandError(f"{path} is not UTF-8 text ({exc}). Nothing was imported.") from exc
         if plan.ignored:
             self.stdout.write(f"Columns not imported: {', '.join(map(repr, plan.ignored))}")
+        if still_open:
+            self.stdout.write(
+                f"Not imported: {len(still_open)} slice(s) still open, from {utc(still_open[0])} "
+                "(the archive passes archive them from Redis once they close)."
+            )
 
     def from_redis_metrics(self, options: dict[str, Any], using: str, summary: Summary) -> None:
         if options["column"] or options["name"] or options["precision"] is not None:
