@@ -47,12 +47,8 @@ REFUSED = {
 COMPARED = frozenset(label for _, label in COMPARE.values())
 
 
-class CsvError(ValueError):
-    """A file that is not an export we can import, or one of its lines that is wrong."""
-
-
-#: Makes the error of the line being read from what is wrong with it.
-Wrong = Callable[[str], CsvError]
+#: Makes the error (a ``ValueError``) of the line being read from what is wrong with it.
+Wrong = Callable[[str], ValueError]
 
 
 @dataclass(frozen=True)
@@ -84,42 +80,42 @@ def plan(
     name: Target | None,
     columns: Sequence[tuple[str, Target]],
 ) -> CsvPlan:
-    """Check the file's header against what was asked; a :class:`CsvError` says what is wrong."""
+    """Check the file's header against what was asked; a ``ValueError`` says what is wrong."""
     if kind in REFUSED:
-        raise CsvError(REFUSED[kind])
+        raise ValueError(REFUSED[kind])
     if kind not in KINDS:
-        raise CsvError(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}.")
+        raise ValueError(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}.")
     header = read_header(path)
     wanted = dict(columns)
     if name is not None:
         if VALUE in wanted:
-            raise CsvError("--name and --column value both name the value column: give one.")
+            raise ValueError("--name and --column value both name the value column: give one.")
         wanted[VALUE] = name
     if not wanted:
-        raise CsvError("Say where the values go: --name NAME, or --column HEADING NAME.")
+        raise ValueError("Say where the values go: --name NAME, or --column HEADING NAME.")
     refuse_other_kinds(path, kind, header)
     band = None
     if kind == "gauge":
         if set(wanted) != {VALUE}:
-            raise CsvError("A gauge's export is imported whole: --name NAME, no --column.")
+            raise ValueError("A gauge's export is imported whole: --name NAME, no --column.")
         if gauges.BAND_LOW not in header or gauges.BAND_HIGH not in header:
-            raise CsvError(
+            raise ValueError(
                 f"{path}: a gauge's export has the columns {gauges.BAND_LOW!r} and "
                 f"{gauges.BAND_HIGH!r} (a labelled gauge's chart has not: export one series)."
             )
         band = (header.index(gauges.BAND_LOW), header.index(gauges.BAND_HIGH))
     targets = [target.series for target in wanted.values()]
     if len(set(targets)) != len(targets):
-        raise CsvError("Two columns go to the same series: each series takes one column.")
+        raise ValueError("Two columns go to the same series: each series takes one column.")
     mapped = []
     for heading, target in wanted.items():
         if heading in COMPARED:
-            raise CsvError(
+            raise ValueError(
                 f"Column {heading!r} is the previous period overlaid on the chart (the same "
                 "metric, shifted): it is not imported. Export the range itself instead."
             )
         if heading in (START, LABEL, NOTES) or heading not in header:
-            raise CsvError(
+            raise ValueError(
                 f"{path} has no column of values {heading!r}; it has "
                 f"{', '.join(repr(h) for h in header if h not in (START, LABEL, NOTES))}."
             )
@@ -140,7 +136,7 @@ def read_header(path: str) -> list[str]:
     with open(path, encoding="utf-8-sig", newline="") as file:
         header = next(csv.reader(file), None)
     if not header or header[:2] != [START, LABEL] or VALUE not in header:
-        raise CsvError(
+        raise ValueError(
             f"{path}, line 1: not the admin's export (its header starts with 'start', 'label' "
             f"and has a 'value' column), but {header!r}."
         )
@@ -150,13 +146,13 @@ def read_header(path: str) -> list[str]:
 def refuse_other_kinds(path: str, kind: str, header: Sequence[str]) -> None:
     """An export of another kind than ``kind``, told by its band columns, is refused."""
     if statistics.BAND_LOW in header:
-        raise CsvError(f"{path} is a statistic's export. {REFUSED['statistic']}")
+        raise ValueError(f"{path} is a statistic's export. {REFUSED['statistic']}")
     if kind != "gauge" and gauges.BAND_LOW in header:
-        raise CsvError(f"{path} is a gauge's export: import it with --kind gauge.")
+        raise ValueError(f"{path} is a gauge's export: import it with --kind gauge.")
 
 
 def rows(plan: CsvPlan, still_open: list[int] | None = None) -> Iterator[ArchivedSlice]:
-    """The slices of ``plan``'s file, line by line; a :class:`CsvError` names a wrong line.
+    """The slices of ``plan``'s file, line by line; a ``ValueError`` names a wrong line.
     The starts of slices still open are appended to ``still_open``, not yielded."""
     with open(plan.path, encoding="utf-8-sig", newline="") as file:
         reader = csv.reader(file)
@@ -165,8 +161,8 @@ def rows(plan: CsvPlan, still_open: list[int] | None = None) -> Iterator[Archive
         for cells in reader:
             line = reader.line_num
 
-            def wrong(what: str, line: int = line) -> CsvError:
-                return CsvError(f"{plan.path}, line {line}: {what}")
+            def wrong(what: str, line: int = line) -> ValueError:
+                return ValueError(f"{plan.path}, line {line}: {what}")
 
             if not cells:
                 continue
