@@ -124,7 +124,7 @@ def test_dry_run_says_what_it_would_write_and_writes_nothing(
         [["start", "label", "value"], ["2024-03-10T00:00:00+00:00", "x", "4"]],
     )
     out, _ = run("--csv", path, "--name", "signups", "--precision", "86400", "--dry-run")
-    assert "counter 'signups' every 86400s: would import 1 slices" in out
+    assert "counter 'signups' every 86400s: would import 1 slice" in out
     assert "from 2024-03-10T00:00Z to 2024-03-10T00:00Z, 4 counted" in out
     assert not ArchivedSlice.objects.using(archive_to).exists()
 

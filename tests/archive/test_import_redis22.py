@@ -167,7 +167,7 @@ def test_a_prefix_and_renames(old_site: OldSite, archive_db: str) -> None:
         old_site.r.r.rename(key, f"old*site:{key}")
     out, _ = run("--redis-metrics", old_site.url)
     assert "imported 0 rows" in out and not ArchivedSlice.objects.using(archive_db).exists()
-    run(
+    out, _ = run(
         "--redis-metrics",
         old_site.url,
         "--prefix",
@@ -181,6 +181,7 @@ def test_a_prefix_and_renames(old_site: OldSite, archive_db: str) -> None:
         for (series, p, s), n in before.items()
     }
     assert archived(archive_db) == renamed
+    assert "counter 'logins{source=v2}' every 86400s: imported 1 slice" in out
     assert set(ArchivedSlice.objects.using(archive_db).values_list("metric", flat=True)) == {
         "signups",
         "logins",

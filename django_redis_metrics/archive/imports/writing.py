@@ -14,7 +14,13 @@ from datetime import UTC, datetime
 from itertools import islice
 
 from ...core.keys import validate_name
-from ...core.labels.labelling import label_value, series_name, validate_label_names
+from ...core.labels.labelling import (
+    OTHER,
+    label_value,
+    series_name,
+    split,
+    validate_label_names,
+)
 from ..base import upsert_slices
 from ..models import ArchivedSlice
 
@@ -36,7 +42,12 @@ class Target:
     series: str
 
     def __str__(self) -> str:
-        return self.series.replace("\x1f", " ", 1).replace("\x1f", ",")
+        """As ``--name`` and ``--column`` take it: ``hits`` or ``hits{view=home}``."""
+        found = split(self.series)
+        if not found.is_series:
+            return found.name
+        labels = [OTHER] if found.other else [f"{k}={v}" for k, v in found.labels]
+        return f"{found.name}{{{','.join(labels)}}}"
 
 
 def parse_target(text: str) -> Target:
@@ -103,7 +114,8 @@ class Summary:
             span = f"from {utc(s.first)} to {utc(s.last)}" if s.first is not None else ""
             total = f", {s.total:,} counted" if kind == "counter" else ""
             out.append(
-                f"{kind} {shown!r} every {precision}s: {verb} {s.slices:,} slices {span}{total}"
+                f"{kind} {shown!r} every {precision}s: {verb} {s.slices:,} "
+                f"slice{'' if s.slices == 1 else 's'} {span}{total}"
             )
         out.append(f"{verb} {self.rows:,} rows of {len(self.series):,} series")
         return out
