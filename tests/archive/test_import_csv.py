@@ -7,6 +7,7 @@ import csv
 import io
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -290,3 +291,19 @@ def test_rows_are_written_in_batches_of_archive_batch(
     run("--csv", path, "--name", "signups", "--precision", "86400")
     assert sizes == [2, 2, 1]
     assert sorted(counts(archive_to).values()) == [1, 2, 3, 4, 5]
+
+
+def test_an_open_slice_is_checked_too_though_never_written(
+    archive_to: str, tmp_path: Path, now: float
+) -> None:
+    today = datetime.fromtimestamp(now // DAY * DAY, UTC).isoformat()
+    lines = [["start", "label", "value"], GOOD, [today, "today", "x"]]
+    path = write_csv(tmp_path / "a.csv", lines)
+    with pytest.raises(CommandError, match="line 3: 'x' is not a count"):
+        run("--csv", path, "--name", "signups", "--precision", "86400")
+    lines[-1][-1] = "8"
+    out, _ = run(
+        "--csv", write_csv(tmp_path / "b.csv", lines), "--name", "a", "--precision", "86400"
+    )
+    assert counts(archive_to) == {("a", DAY, 1710028800): 4}
+    assert f"Not imported: 1 slice(s) still open, from {today[:16]}Z" in out

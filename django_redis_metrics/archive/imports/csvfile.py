@@ -172,24 +172,32 @@ def rows(plan: CsvPlan, still_open: list[int] | None = None) -> Iterator[Archive
             if previous is not None and start <= previous:
                 raise wrong("its start is not after the line before's (the export is in order).")
             previous = start
+            found = list(line_rows(plan, start, cells, wrong))  # checked, open or not
             if start + plan.precision > plan.now:
                 if still_open is not None:
                     still_open.append(start)
                 continue
-            if plan.kind == "gauge":
-                yield from gauge_row(plan, start, cells, wrong)
-                continue
-            for index, target in plan.columns:
-                count = whole_count(cells[index], wrong)
-                if count:
-                    yield ArchivedSlice(
-                        kind="counter",
-                        series=target.series,
-                        metric=target.metric,
-                        precision=plan.precision,
-                        start=start,
-                        count=count,
-                    )
+            yield from found
+
+
+def line_rows(
+    plan: CsvPlan, start: int, cells: Sequence[str], wrong: Wrong
+) -> Iterator[ArchivedSlice]:
+    """The slices of one line: one per mapped column holding a count, or a gauge's one."""
+    if plan.kind == "gauge":
+        yield from gauge_row(plan, start, cells, wrong)
+        return
+    for index, target in plan.columns:
+        count = whole_count(cells[index], wrong)
+        if count:
+            yield ArchivedSlice(
+                kind="counter",
+                series=target.series,
+                metric=target.metric,
+                precision=plan.precision,
+                start=start,
+                count=count,
+            )
 
 
 def slice_start(cell: str, precision: int, wrong: Wrong) -> int:
