@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from weakref import WeakKeyDictionary
 
+from redis.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
 from . import catalogue
-from .connection import RedisClient, get_redis_connection
+from .connection import RedisClient, get_redis_connection, is_cluster
 from .keys import catalogue_key, temp_pattern, to_str
 from .retention import LISTPACK_ENTRIES
 from .scripts import script
@@ -66,14 +68,52 @@ def retire(
     return inline or catalogue.unregister(client, kind, name, meta_key)
 
 
+#: The server's ``hash-max-listpack-entries`` per client (so per pool: one client per process
+#: and configuration), read once: a CONFIG GET per pass would be one more command per pass.
+_listpack_cache: WeakKeyDictionary[object, int] = WeakKeyDictionary()
+
+
 def listpack_entries(client: RedisClient) -> int:
-    """The server's ``hash-max-listpack-entries`` (the default where CONFIG is not allowed)."""
+    """The server's ``hash-max-listpack-entries``: most fields of a hash kept in the compact
+    encoding, the size the cleaners compact a trimmed hash back into.
+
+    Read with ``CONFIG GET`` once per client (cached for the client's life); on Redis Cluster
+    every master answers and the smallest value counts (a hash compacted for it is compact on
+    any node it moves to). Only where CONFIG is refused (managed services often disable it, an
+    ACL may deny it) is Redis's default, ``LISTPACK_ENTRIES`` (128), assumed, and cached too.
+    """
+    cached = _listpack_cache.get(client)
+    if cached is None:
+        cached = _listpack_cache[client] = _read_listpack_entries(client)
+    return cached
+
+
+def _read_listpack_entries(client: RedisClient) -> int:
     try:
-        found = client.config_get("hash-max-listpack-entries")
-    except ResponseError:  # managed services often disable CONFIG
+        if is_cluster(client):
+            found = client.config_get(
+                "hash-max-listpack-entries", target_nodes=RedisCluster.PRIMARIES
+            )
+        else:
+            found = client.config_get("hash-max-listpack-entries")
+    except ResponseError:  # managed services often disable CONFIG; an ACL may deny it
         return LISTPACK_ENTRIES
-    value = next(iter(found.values()), None) if isinstance(found, dict) else None
-    return int(value) if value is not None else LISTPACK_ENTRIES
+    values = [int(to_str(value)) for value in _config_values(found)]
+    return min(values) if values else LISTPACK_ENTRIES
+
+
+def _config_values(found: object) -> list[bytes | str]:
+    """The values of a CONFIG GET reply: ``{name: value}``, or on a cluster queried on several
+    nodes, ``{node: {name: value}}``."""
+    if not isinstance(found, dict):
+        return []
+    values: list[bytes | str] = []
+    for value in found.values():
+        if isinstance(value, dict):
+            values += _config_values(value)
+        elif isinstance(value, bytes | str):
+            values.append(value)
+    return values
 
 
 def compact(client: RedisClient, key: str, entries: int) -> bool:
