@@ -9,6 +9,7 @@ from weakref import WeakKeyDictionary
 from redis.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
+from ..conf import conf
 from . import catalogue
 from .connection import RedisClient, get_redis_connection, is_cluster
 from .keys import catalogue_key, temp_pattern, to_str
@@ -130,8 +131,21 @@ def due(precision: int, passes: int) -> bool:
 
 #: Grace period given to a stray temporary key before Redis drops it, in seconds.
 STRAY_TEMP_TTL = 60
-#: Temporary keys are looked for on every this-many-th pass (a SCAN of the whole keyspace).
-TEMP_EVERY_PASSES = 60
+#: The version of the temporary keys' layout the sweep marker vouches for: every temporary key
+#: this version makes gets its TTL in the script that writes it.
+SWEEP_VERSION = "1"
+
+
+def sweep_marker_key() -> str:
+    """The key saying the stray temporary keys were swept: ``<prefix>:cleaner:temporary``
+    (no braces, so no metric key and no temporary key can ever be it)."""
+    return f"{conf.PREFIX}:cleaner:temporary"
+
+
+def forget_sweep(client: RedisClient | None = None) -> None:
+    """Have the next pass sweep the whole database for stray temporary keys again
+    (``clean_metrics --sweep-temporary``)."""
+    (client or get_redis_connection()).delete(sweep_marker_key())
 
 
 def clean_temporary(
@@ -142,20 +156,25 @@ def clean_temporary(
     dry_run: bool = False,
     batch_size: int = BATCH_SIZE,
 ) -> CleanupReport:
-    """Give stray temporary keys (a crash left them without a TTL) a short TTL.
+    """Give stray temporary keys (left without a TTL) a short TTL, once per database.
 
     Temporary keys are ``<prefix>:tmp:{<name>}:<kind>:<token>``, a namespace no metric key
-    reaches, whatever its name or values (see ``keys.py``). Found with SCAN in batches, never
-    KEYS; only every ``TEMP_EVERY_PASSES`` passes. Keys get ``STRAY_TEMP_TTL`` seconds rather
-    than being deleted, so an operation still using one can finish.
+    reaches, whatever its name or values (see ``keys.py``), and every one this version makes
+    gets its TTL in the very script that writes it (``PX``/``PEXPIRE`` in the same Lua call):
+    none can be left without one. So a pass reads one key, the sweep marker, and costs
+    O(1), not O(the database's keys). Only where the marker is missing (a database an earlier
+    version wrote to, or after ``clean_metrics --sweep-temporary``) does a pass SCAN the whole
+    keyspace (every master of a cluster) in batches, never KEYS, then set the marker. Keys get
+    ``STRAY_TEMP_TTL`` seconds rather than being deleted, so an operation still using one can
+    finish.
     """
     client = client or get_redis_connection()
     report = CleanupReport(TEMP_KIND, dry_run=dry_run)
-    if passes % TEMP_EVERY_PASSES:
-        report.note = f"not due (looked for every {TEMP_EVERY_PASSES} passes)"
+    marker = sweep_marker_key()
+    if to_str(client.get(marker) or b"") == SWEEP_VERSION:
+        report.note = "swept already: every temporary key is written with its TTL"
         return report
-    match = temp_pattern()
-    keys = list(client.scan_iter(match=match, count=batch_size))
+    keys = list(client.scan_iter(match=temp_pattern(), count=batch_size))
     report.metrics_checked = len(keys)
     for index in range(0, len(keys), batch_size):
         chunk = keys[index : index + batch_size]
@@ -172,9 +191,11 @@ def clean_temporary(
         report.details += [
             f"temporary key {to_str(key)!r}: no TTL, expires in {STRAY_TEMP_TTL} s" for key in stray
         ]
+    if not dry_run:
+        client.set(marker, SWEEP_VERSION)
     verb = "would give" if dry_run else "gave"
     report.note = (
-        f"scanned {report.metrics_checked} temporary keys; {verb} {report.items_removed} "
-        f"stray ones (left without a TTL) {STRAY_TEMP_TTL} s to live"
+        f"swept the database: {report.metrics_checked} temporary keys; {verb} "
+        f"{report.items_removed} stray ones (left without a TTL) {STRAY_TEMP_TTL} s to live"
     )
     return report
