@@ -12,14 +12,16 @@ Each shard has its own keys and hash tag (so its own slot), its own meta hash, T
 retention, and is listed in the kind's catalogue like a series: the cleaner trims it, the
 metric's ``delete()`` deletes it, and every read of the metric adds its shards as it adds a
 labelled metric's series (``core/labels/aggregate.py``), in one round trip per node when the
-reader knows ``N`` (a declared metric). A shard is picked at random for each write (a write is
-one script call on one shard: atomic, one round trip), so racing writers in many processes
-spread evenly and the sum stays exact. Shards are not labels: no ``max_series`` admission, and a
-metric may not have both (``labels=`` and ``shards=`` are refused together).
+reader knows ``N`` (a declared metric). A shard is picked at random for each direct write (a
+write is one script call on one shard: atomic, one round trip), and per process for a deferred
+one (the sender merges a process's increments): racing writers spread evenly, the sum exact.
+Shards are not labels: no ``max_series`` admission, and a metric may not have both
+(``labels=`` and ``shards=`` are refused together).
 """
 
 from __future__ import annotations
 
+import os
 import random
 from typing import TYPE_CHECKING, TypeVar
 
@@ -75,10 +77,20 @@ def shards_of(metric: M) -> list[M]:
     return [metric.series_for(shard_pairs(index)) for index in range(count)]
 
 
-def write_target(metric: M) -> M:
-    """Where one write of ``metric`` goes: a shard picked at random when it is sharded (every
-    write picks again, so a process's writes spread too), else ``metric`` itself."""
+def write_target(metric: M, *, deferred: bool = False) -> M:
+    """Where one write of ``metric`` goes: ``metric`` itself when it is not sharded, else a
+    shard: picked at random for each direct write (so one process's writes spread too), and
+    per process for a deferred one (``defer=True``), so that the sender, which adds up a
+    process's increments of one metric before it writes, still merges them into one write
+    while the processes spread over the shards."""
     count = shard_count(metric)
     if metric.family is not None or count < 2:
         return metric
-    return metric.series_for(shard_pairs(random.randrange(count)))
+    index = _process_shard(count) if deferred else random.randrange(count)
+    return metric.series_for(shard_pairs(index))
+
+
+def _process_shard(count: int) -> int:
+    """This process's shard among ``count``: its pid, mixed (Knuth's multiplicative hash), so
+    that neighbouring pids land on different shards."""
+    return (os.getpid() * 2654435761 % 2**32) % count

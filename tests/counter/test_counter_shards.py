@@ -94,6 +94,12 @@ def test_racing_writers_lose_nothing(backend):
     assert counter.lifetime_total() == expected
 
 
+def test_a_write_is_one_round_trip(backend, round_trips):
+    counter = Counter("one", precisions=[60], shards=6)
+    _feed(counter, [(T0, 1)] * 60)  # every shard written: scripts loaded, shards listed
+    assert round_trips.measure(lambda: _feed(counter, [(T0, 1)] * 20)) == 20
+
+
 def test_a_read_is_one_round_trip_on_a_single_node(single, round_trips):
     counter = Counter("trips", precisions=[60], shards=6)
     _feed(counter, [(T0, 1)] * 30)
@@ -156,3 +162,16 @@ def test_writes_spread_over_the_shards(single):
     spread = Tally({shard.name: shard.lifetime_total() for shard in shards_of(counter)})
     assert sum(spread.values()) == 400
     assert min(spread.values()) > 50  # about 100 each; 50 is beyond 5 standard deviations
+
+
+def test_deferred_increments_of_a_process_merge_into_one_shard(backend, fresh_state):
+    """The sender adds up a process's increments: they all go to this process's shard, so a
+    flush is one write, not one per shard."""
+    from django_redis_metrics.sending import sender
+
+    counter = Counter("deferred", precisions=[60], shards=8)
+    for _ in range(50):
+        counter.incr(defer=True)
+    assert sender.flush(timeout=10)
+    assert counter.lifetime_total() == 50
+    assert [s.lifetime_total() for s in shards_of(counter)].count(50) == 1

@@ -139,7 +139,8 @@ def admitted(
     def write(self: M, *args: P.args, **kwargs: P.kwargs) -> R:
         if self.family is None:
             self.refuse_unlabelled_write()
-            return method(write_target(self), *args, **kwargs)  # a shard, if it has some
+            target = write_target(self, deferred=bool(kwargs.get("defer")))  # a shard, if any
+            return method(target, *args, **kwargs)
         if kwargs.get("defer"):
             return method(self, *args, **kwargs)
         return method(drive(_admission_steps(self)), *args, **kwargs)
