@@ -3,8 +3,8 @@ slots), every read the sum, exact under racing writers."""
 
 from __future__ import annotations
 
-import threading
 from collections import Counter as Tally
+from collections.abc import Callable
 
 import pytest
 
@@ -13,6 +13,7 @@ from django_redis_metrics.core.shards import MAX_SHARDS, SHARD_LABEL, shards_of
 from django_redis_metrics.counter.cleaner import clean_counters
 
 from ..asyncio_helpers import run
+from ..racing import race
 
 T0 = 1_700_000_000
 PRECISIONS = [1, 60, 3600]
@@ -68,30 +69,24 @@ def test_shards_sit_on_their_own_slots(cluster):
 
 
 def test_racing_writers_lose_nothing(backend):
-    """Threads write one sharded counter at once, on the cluster across slots and nodes."""
+    """Threads write one sharded counter at once (on the cluster, across slots and nodes)
+    while the cleaner passes again and again over its shards: every increment counted."""
     counter = Counter("raced", precisions=[1, 60], samples=120, shards=5)
     per_writer = 150
-    errors: list[BaseException] = []
 
-    def write(seed: int) -> None:
-        try:
+    def writer(seed: int) -> Callable[[], None]:
+        def write() -> None:
             for i in range(per_writer):
                 counter.incr(1 + (seed + i) % 3, when=T0 + i % 60)
-        except BaseException as exc:  # surfaced below
-            errors.append(exc)
 
-    threads = [threading.Thread(target=write, args=(n,)) for n in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+        return write
+
+    race([writer(n) for n in range(6)], lambda: clean_counters(now=T0 + 30))
     expected = sum(1 + (n + i) % 3 for n in range(6) for i in range(per_writer))
     assert counter.total(60) == expected
     assert counter.lifetime_total() == expected
     assert sum(count for _, count in counter.series(1)) == expected
-    clean_counters(now=T0 + 60)  # the cleaner walks shards as it walks series
-    assert counter.lifetime_total() == expected
+    assert counter.series(60) == Counter("raced", precisions=[1, 60], samples=120).series(60)
 
 
 def test_a_write_is_one_round_trip(backend, round_trips):
