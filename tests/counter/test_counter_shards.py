@@ -117,6 +117,9 @@ def test_querysets_add_the_shards(backend):
     _feed(counter, [(T0, 2)] * 30)
     assert Counter.objects.filter(name="q").total(60) == 60
     assert sum(row.total(60) for row in Counter.objects.filter(name="q")) == 60
+    # The metric by its name (the admin's detail page): the counter itself, its shards added.
+    found = Counter.objects.get("q")
+    assert found.family is None and found.total(60) == 60 and found.lifetime_total() == 60
 
 
 def test_delete_removes_every_shard(backend):
