@@ -24,6 +24,7 @@ from ..core.labels.admission import aadmitted, admitted
 from ..core.labels.aggregate import with_series
 from ..core.retention import MAX_AHEAD
 from ..core.scripts import ScriptLibrary
+from ..core.shards import validate_shards
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, Read, Steps, reads_of
 from ..core.timeutil import When, slice_start, to_timestamp
@@ -65,6 +66,33 @@ class Counter(SlicedMetric):
     MAX_RECENT: ClassVar[int] = 100_000
     #: Slices asked for per HSCAN step or HMGET.
     READ_CHUNK: ClassVar[int] = 1000
+
+    # Sharding (core/shards.py): the constructor's ``shards``; writes pick a shard in
+    # ``labels.admission.admitted``, reads add the shards in ``labels.aggregate.with_series``.
+
+    #: Shards the counter's writes spread over (1: unsharded).
+    shards: int = 1
+
+    def __init__(
+        self,
+        name: str,
+        precisions: Sequence[int] | None = None,
+        samples: int | None = None,
+        *,
+        labels: Sequence[str] = (),
+        max_series: int | None = None,
+        shards: int = 1,
+    ) -> None:
+        """``shards=N`` (1 to ``MAX_SHARDS``, 64) spreads the increments over ``N`` keys on
+        ``N`` Redis Cluster slots, a shard picked per write; every read adds them up."""
+        super().__init__(name, precisions, samples, labels=labels, max_series=max_series)
+        self.shards = validate_shards(shards, self.label_names, f"{self.LABEL} {self.name!r}")
+
+    def _describe(self) -> str:
+        described = super()._describe()
+        return described if self.shards == 1 else f"{described} shards={self.shards}"
+
+    # (end of sharding)
 
     # Writing
 

@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django_redis_metrics import cleanup
 from django_redis_metrics.alerts import declared, evaluate
 from django_redis_metrics.conf import conf
-from django_redis_metrics.core.cleaning import CleanupReport
+from django_redis_metrics.core.cleaning import CleanupReport, forget_sweep
 from django_redis_metrics.core.connection import REDIS_ERRORS, get_redis_connection, redacted
 
 #: What the initial connectivity check turns into a clear error (and a non-zero exit).
@@ -76,6 +76,12 @@ class Command(BaseCommand):
             dest="kinds",
             help="Clean only this kind of metric (repeatable).",
         )
+        parser.add_argument(
+            "--sweep-temporary",
+            action="store_true",
+            help="Look for stray temporary keys in the whole database again (a SCAN of every key, "
+            "done once by the first pass over a database; see docs/operations.md).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         verbosity: int = options["verbosity"]
@@ -97,6 +103,8 @@ class Command(BaseCommand):
             raise CommandError(
                 f"Cannot clean metrics: Redis at {where!r} cannot be reached: {exc}"
             ) from exc
+        if options["sweep_temporary"] and not dry_run:
+            forget_sweep()
         if verbosity >= 2:
             mode = " (dry run: nothing is changed)" if dry_run else ""
             self.stdout.write(f"Cleaning metrics under prefix {conf.PREFIX!r} at {where}{mode}.")
