@@ -57,6 +57,7 @@ class Counter(SlicedMetric):
     LABEL: ClassVar[str] = "counter"
     PRECISIONS_SETTING: ClassVar[str] = "COUNTER_PRECISIONS"
     SAMPLES_SETTING: ClassVar[str] = "COUNTER_SAMPLES"
+    HISTORY_SPEC: ClassVar[str] = "django_redis_metrics.counter.archive.HISTORY"
     objects: ClassVar[catalogue.MetricManager[Counter]] = catalogue.MetricManager()
 
     #: Most (slice, count) pairs sent in one script call by ``incr_many``.

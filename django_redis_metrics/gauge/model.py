@@ -47,6 +47,7 @@ class Gauge(SlicedMetric):
     LABEL: ClassVar[str] = "gauge"
     PRECISIONS_SETTING: ClassVar[str] = "COUNTER_PRECISIONS"
     SAMPLES_SETTING: ClassVar[str] = "COUNTER_SAMPLES"
+    HISTORY_SPEC: ClassVar[str] = "django_redis_metrics.gauge.archive.HISTORY"
     objects: ClassVar[catalogue.MetricManager[Gauge]] = catalogue.MetricManager()
 
     #: Slices asked for per HSCAN step.

@@ -51,6 +51,7 @@ class Statistic(SlicedMetric):
     LABEL: ClassVar[str] = "statistic"
     PRECISIONS_SETTING: ClassVar[str] = "STATISTIC_PRECISIONS"
     SAMPLES_SETTING: ClassVar[str] = "STATISTIC_SAMPLES"
+    HISTORY_SPEC: ClassVar[str] = "django_redis_metrics.statistic.archive.HISTORY"
     objects: ClassVar[catalogue.MetricManager[Statistic]] = catalogue.MetricManager()
 
     #: Most values one script call of ``record_many`` adds (each is parsed in the script,
