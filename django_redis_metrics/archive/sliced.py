@@ -134,4 +134,7 @@ def _batch_rows(
             for start, raw in found
             if raw is not None and plan.holds(start)
         ]
+    # One order for every pass: two passes upserting the same rows at once lock them in the
+    # same order, so neither waits on the other in a cycle (no deadlock on PostgreSQL).
+    rows.sort(key=lambda row: (row.series, row.precision, row.start))
     return rows
