@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from asgiref.sync import sync_to_async
+from django.utils.module_loading import import_string
 
 from ..conf import conf
 from ..core.drive import adrive, drive
@@ -214,3 +215,34 @@ def _empty_span(precision: object, start: When, end: When) -> Range:
     if (high - low) // precision + 1 > MAX_HISTORY:
         raise ValueError(f"history() returns at most {MAX_HISTORY:,} slices.")
     return Range(precision, low, high)
+
+
+class HistoryReads:
+    """``history()`` and ``ahistory()`` of a kind kept in slices (``Counter``, ``Statistic``,
+    ``Gauge``), and the hook its querysets' ``history()`` calls."""
+
+    #: The dotted path of the kind's ``HistorySpec`` (imported on first use: it names the
+    #: archive's Django models, loaded after the metrics).
+    HISTORY_SPEC: ClassVar[str]
+
+    def history(self, precision: int, start: When, end: When) -> list[tuple[int, Any]]:
+        """The slices of ``precision`` from the one holding ``start`` to the one holding
+        ``end``, oldest first: those Redis still holds from Redis (the open one included), the
+        older ones from the archive (docs/history.md). A counter gives ``(start, count)`` for
+        every slice (0 where nothing was counted), a statistic ``(start, summary)`` for every
+        slice (count 0 where nothing was recorded), a gauge ``(start, {"last", "min", "max"})``
+        for the slices that held a value. A labelled metric read whole adds (counters), merges
+        (statistics) or groups (gauges) its series. At most ``MAX_HISTORY`` slices (100,000)."""
+        return history(import_string(self.HISTORY_SPEC), self, precision, start, end)  # type: ignore[no-any-return]
+
+    async def ahistory(self, precision: int, start: When, end: When) -> list[tuple[int, Any]]:
+        """``history`` awaited."""
+        spec = import_string(self.HISTORY_SPEC)
+        return await ahistory(spec, self, precision, start, end)  # type: ignore[no-any-return]
+
+    @classmethod
+    def rows_history(
+        cls, rows: Sequence[Any], precision: int, start: When, end: When
+    ) -> list[tuple[int, Any]]:
+        """A queryset's ``history()`` of the series ``rows`` (``core/queries/queryset.py``)."""
+        return rows_history(import_string(cls.HISTORY_SPEC), rows, precision, start, end)

@@ -12,8 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, ClassVar, Self
 
-from django.utils.module_loading import import_string
-
 from ..conf import conf
 from . import catalogue
 from .base import Metric
@@ -47,8 +45,6 @@ class SlicedMetric(Metric):
 
     PRECISIONS_SETTING: ClassVar[str]
     SAMPLES_SETTING: ClassVar[str]
-    #: The dotted path of the kind's ``archive.history.HistorySpec`` (its ``history()``).
-    HISTORY_SPEC: ClassVar[str]
 
     def __init__(
         self,
@@ -145,25 +141,6 @@ class SlicedMetric(Metric):
         precisions = set(stored) | set(self.precisions)
         client.unlink(self.meta_key, *(self.key(p) for p in sorted(precisions)))
         catalogue.unregister(client, self.KIND, self.name, self.meta_key)
-
-    def history(self, precision: int, start: When, end: When) -> list[tuple[int, Any]]:
-        """The slices of ``precision`` from the one holding ``start`` to the one holding
-        ``end``, oldest first: those Redis still holds from Redis (the open one included), the
-        older ones from the archive (docs/history.md). A counter gives ``(start, count)`` for
-        every slice (0 where nothing was counted), a statistic ``(start, summary)`` for every
-        slice (count 0 where nothing was recorded), a gauge ``(start, {"last", "min", "max"})``
-        for the slices that held a value. A labelled metric read whole adds (counters), merges
-        (statistics) or groups (gauges) its series. At most ``MAX_HISTORY`` slices (100,000)."""
-        from ..archive.history import history
-
-        return history(import_string(self.HISTORY_SPEC), self, precision, start, end)  # type: ignore[no-any-return]
-
-    async def ahistory(self, precision: int, start: When, end: When) -> list[tuple[int, Any]]:
-        """``history`` awaited."""
-        from ..archive.history import ahistory
-
-        spec = import_string(self.HISTORY_SPEC)
-        return await ahistory(spec, self, precision, start, end)  # type: ignore[no-any-return]
 
     def exists(self) -> bool:
         return drive(self._exists_steps())

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
+from ..archive.history import HistoryReads
 from ..core import catalogue, deferral
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
@@ -45,7 +46,7 @@ def validate_count(count: object) -> int:
     return count
 
 
-class Counter(SlicedMetric):
+class Counter(HistoryReads, SlicedMetric):
     """A named counter at several precisions.
 
     >>> hits = Counter("hits")

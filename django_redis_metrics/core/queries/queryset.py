@@ -28,7 +28,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from asgiref.sync import sync_to_async
-from django.utils.module_loading import import_string
 
 from ..drive import adrive, drive
 from ..labels.admission import answers
@@ -271,13 +270,11 @@ class MetricQuerySet(Generic[M]):
         """The selected series' slices of ``precision`` from ``start`` to ``end``, Redis and
         the archive spliced, combined per slice as the model's ``history()`` combines a
         labelled metric's series (counters add, statistics merge, gauges group)."""
-        from ...archive.history import rows_history
-
-        spec = getattr(self.model, "HISTORY_SPEC", None)
-        if spec is None:
+        read = getattr(self.model, "rows_history", None)  # archive.history.HistoryReads's
+        if read is None:
             raise TypeError(f"history() is for metrics kept in slices, not {self.model.LABEL}s.")
         rows = measures._readable(drive(self._selected_steps()))
-        return rows_history(import_string(spec), rows, precision, start, end)
+        return read(rows, precision, start, end)  # type: ignore[no-any-return]
 
     async def ahistory(self, precision: int, start: When, end: When) -> list[tuple[int, Any]]:
         """``history()`` awaited (in a worker thread: it reads Redis and the database)."""
