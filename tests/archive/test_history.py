@@ -195,3 +195,38 @@ def test_bad_history_arguments_are_refused_before_anything_is_read(tiny: float) 
         from django_redis_metrics import UniqueBitmap
 
         UniqueBitmap.objects.filter().history(60, tiny, tiny + 60)
+
+
+def test_a_labelled_gauge_read_whole_groups_its_series(tiny: float) -> None:
+    """``last`` added over the series (as ``group_by`` adds latest values), ``min`` and
+    ``max`` the extremes any series held; the queryset's history groups the same way."""
+    queue = Gauge("queues", labels=("host",))
+    at = tiny + 12
+    queue.labels(host="a").set(3, when=at)
+    queue.labels(host="a").set(5, when=at + 1)
+    queue.labels(host="b").set(10, when=at)
+    queue.labels(host="b").set(1, when=at + 2)
+    archive_all(now=at + 60)
+    expected = [(slice_start(at, 10), {"last": 6.0, "min": 1.0, "max": 10.0})]
+    assert queue.history(10, tiny, at + 5) == expected
+    assert Gauge.objects.filter(name="queues").history(10, tiny, at + 5) == expected
+    assert queue.labels(host="a").history(10, tiny, at + 5) == [
+        (slice_start(at, 10), {"last": 5.0, "min": 3.0, "max": 5.0})
+    ]
+
+
+def test_a_pass_reads_only_what_closed_since_its_cursor(tiny: float) -> None:
+    """A precision with no slice closed since the last pass is not read at all; a metric
+    without an archived precision gives no row at it."""
+    Counter("fine").incr(1, when=tiny + 1)
+    Counter("coarse", precisions=[60]).incr(1, when=tiny + 1)
+    first = {r.kind: r for r in archive_all(now=tiny + 70)}
+    assert first["counter"].series == 2
+    rows = ArchivedSlice.objects.using(_db()).filter(kind="counter")
+    assert sorted(rows.values_list("series", "precision")) == [
+        ("coarse", 60),
+        ("fine", 10),
+        ("fine", 60),
+    ]
+    again = {r.kind: r for r in archive_all(now=tiny + 75)}  # nothing closed since
+    assert (again["counter"].series, again["counter"].rows) == (0, 0)
