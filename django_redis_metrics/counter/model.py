@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
+from ..archive.history import HistoryReads
 from ..core import catalogue, deferral
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
@@ -46,7 +47,7 @@ def validate_count(count: object) -> int:
     return count
 
 
-class Counter(SlicedMetric):
+class Counter(HistoryReads, SlicedMetric):
     """A named counter at several precisions.
 
     >>> hits = Counter("hits")
@@ -58,6 +59,7 @@ class Counter(SlicedMetric):
     LABEL: ClassVar[str] = "counter"
     PRECISIONS_SETTING: ClassVar[str] = "COUNTER_PRECISIONS"
     SAMPLES_SETTING: ClassVar[str] = "COUNTER_SAMPLES"
+    HISTORY_SPEC: ClassVar[str] = "django_redis_metrics.counter.archive.HISTORY"
     objects: ClassVar[catalogue.MetricManager[Counter]] = catalogue.MetricManager()
 
     #: Most (slice, count) pairs sent in one script call by ``incr_many``.
