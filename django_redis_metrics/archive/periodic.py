@@ -12,7 +12,6 @@ midway and run again archives exact counts, and a steady pass reads only what cl
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +27,7 @@ from ..core.periods import get_zone, period_class
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Script
 from .base import ArchiveContext, ArchiveReport, advance_cursor, cursor, upsert_periods
+from .horizon import ARCHIVED_PERIODS
 from .models import ArchivedPeriod
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
@@ -36,8 +36,6 @@ script = ScriptLibrary(__name__.rpartition(".")[0])
 #: pass, is read on in further round trips): bounds the memory a reply holds (a month of a
 #: bitmap marking 10 million ids is 1.25 MB).
 PERIODS_PER_CALL = 16
-#: The period names archived (hours are not: a day holds what history needs of them).
-ARCHIVED_PERIODS = ("day", "week", "month")
 #: Row fields an upsert sets.
 FIELDS = ("metric", "count", "data")
 
@@ -58,18 +56,9 @@ def metric_of(series: str) -> str:
     return series.partition(SEPARATOR)[0]
 
 
-def pack_bits(value: bytes) -> bytes:
-    """A bitmap's bits as archived: zlib-compressed (level 6: sparse bitmaps shrink many
-    times; dense ones cost their bits)."""
-    return zlib.compress(value, 6)
-
-
-def unpack_bits(data: bytes | memoryview | None) -> bytes:
-    """The bits of an archived period (``b""`` when it kept none)."""
-    return zlib.decompress(bytes(data)) if data else b""
-
-
-def archive_periodic(client: RedisClient, context: ArchiveContext, spec: PeriodicSpec) -> ArchiveReport:
+def archive_periodic(
+    client: RedisClient, context: ArchiveContext, spec: PeriodicSpec
+) -> ArchiveReport:
     """One pass of ``spec.kind``: every series' periods closed by ``context.now``."""
     report = ArchiveReport(spec.kind, dry_run=context.dry_run)
     zone = get_zone()
@@ -78,7 +67,9 @@ def archive_periodic(client: RedisClient, context: ArchiveContext, spec: Periodi
     for name in ARCHIVED_PERIODS:
         last = period_class(name).containing(context.now, zone).prev
         done = cursor(spec.kind, name, context.using)
-        lo = "-inf" if done is None else repr(period_class(name).containing(done - 1, zone).start_ts)
+        lo = (
+            "-inf" if done is None else repr(period_class(name).containing(done - 1, zone).start_ts)
+        )
         ranges[name] = (lo, last.start_ts)
         until[name] = int(last.end_ts)
     for page in catalogue.pages(client, spec.kind, context.batch):

@@ -5,7 +5,8 @@ Redis has forgotten them (``archive/periodic.py`` does the pass)."""
 from __future__ import annotations
 
 from ..archive.base import ArchiveContext, ArchiveReport
-from ..archive.periodic import PeriodicSpec, archive_periodic, pack_bits
+from ..archive.bits import pack_bits
+from ..archive.periodic import PeriodicSpec, archive_periodic
 from ..core.connection import RedisClient
 from .keys import KIND
 

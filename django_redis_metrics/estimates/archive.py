@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 from ..archive.base import ArchiveContext, ArchiveReport
-from ..archive.periodic import ARCHIVED_PERIODS, PeriodicSpec, archive_periodic
+from ..archive.horizon import ARCHIVED_PERIODS
+from ..archive.periodic import PeriodicSpec, archive_periodic
 from ..core.connection import RedisClient
 from .keys import KIND
 

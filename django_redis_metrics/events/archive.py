@@ -116,7 +116,9 @@ def _call(name: str, days: list[Period]) -> Script:
     return Script(script("events_archive"), keys, [metric_key(KIND, name, ""), *bounds])
 
 
-def _breakdowns(name: str, field: str, starts: list[int], rows: list[Any]) -> list[ArchivedBreakdown]:
+def _breakdowns(
+    name: str, field: str, starts: list[int], rows: list[Any]
+) -> list[ArchivedBreakdown]:
     """One field's rows of each day: its ``MAX_BREAKDOWN_VALUES`` biggest values, the rest
     summed under ``OTHER_BREAKDOWN``."""
     width = len(starts) + 1

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from django_redis_metrics import UniqueBitmap
+from django_redis_metrics.archive.bits import unpack_bits
 from django_redis_metrics.archive.passes import archive_all
-from django_redis_metrics.archive.periodic import unpack_bits
 from django_redis_metrics.models import ArchiveCursor, ArchivedPeriod
 
 from .conftest import ARCHIVE_DATABASES
@@ -45,7 +45,9 @@ def expected(pairs: list[tuple[int, float]], now: float) -> dict[tuple[str, int]
     return out
 
 
-def test_a_pass_archives_every_closed_period_as_the_marks_say(backend: Any, archive_db: str) -> None:
+def test_a_pass_archives_every_closed_period_as_the_marks_say(
+    backend: Any, archive_db: str
+) -> None:
     now = time.time()
     pairs = marks(now, 80, seed=1)
     active = UniqueBitmap("active")
@@ -62,8 +64,12 @@ def test_a_pass_archives_every_closed_period_as_the_marks_say(backend: Any, arch
     cursors = ArchiveCursor.objects.using(archive_db).filter(kind="bitmap")
     assert {c.precision for c in cursors} == {"day", "week", "month"}
 
-    before = sorted(ArchivedPeriod.objects.using(archive_db).values_list("series", "period", "start", "count"))
+    before = sorted(
+        ArchivedPeriod.objects.using(archive_db).values_list("series", "period", "start", "count")
+    )
     [again] = archive_all(now=now, kinds=["bitmap"], using=archive_db)
-    after = sorted(ArchivedPeriod.objects.using(archive_db).values_list("series", "period", "start", "count"))
+    after = sorted(
+        ArchivedPeriod.objects.using(archive_db).values_list("series", "period", "start", "count")
+    )
     assert after == before
     assert again.rows < report.rows  # the second pass reads only the last closed periods
