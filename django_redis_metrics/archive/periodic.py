@@ -99,8 +99,9 @@ def _read_page(
         again: dict[str, dict[str, tuple[str, float]]] = {}
         for series, wanted, reply in zip(order, (todo[s] for s in order), replies, strict=True):
             for name, found in zip(wanted, reply, strict=True):
-                last = _rows(rows, spec, series, name, found)
-                if len(found) // 3 >= PERIODS_PER_CALL and last is not None:
+                _rows(rows, spec, series, name, found[2:])
+                if int(found[0]) >= PERIODS_PER_CALL:  # more may follow the last listed
+                    last = float(found[1])
                     again.setdefault(series, {})[name] = (f"({last!r}", wanted[name][1])
         todo = again
     return rows
@@ -116,11 +117,9 @@ def _call(spec: PeriodicSpec, series: str, wanted: dict[str, tuple[str, float]])
 
 def _rows(
     rows: list[ArchivedPeriod], spec: PeriodicSpec, series: str, name: str, found: list[Any]
-) -> float | None:
-    """Append the rows of one index's reply; the start of its last period (or ``None``)."""
-    last = None
+) -> None:
+    """Append the rows of one index's reply."""
     for at in range(0, len(found), 3):
-        last = float(found[at])
         value = found[at + 2]
         rows.append(
             ArchivedPeriod(
@@ -128,9 +127,8 @@ def _rows(
                 series=series,
                 metric=metric_of(series),
                 period=name,
-                start=int(last),
+                start=int(float(found[at])),
                 count=int(found[at + 1]),
                 data=spec.pack(value) if value else None,
             )
         )
-    return last
