@@ -15,6 +15,10 @@ from ..core.validation import shown
 
 #: The period names archived (hours are not: a day holds what history needs of them).
 ARCHIVED_PERIODS = ("day", "week", "month")
+#: Seconds after its end a closed period may still receive late writes (batches, deferred
+#: writes, clock skew; ``UniqueBitmap.CACHE_GRACE``'s): a pass that archives a period closed
+#: less long ago leaves its cursor before the period's end, so the next pass reads it again.
+LATE_GRACE = 600
 #: Most periods one ``history()`` call reads (5 years of days, 38 of weeks, 166 of months):
 #: each is a row of the database or a command to Redis.
 MAX_HISTORY_PERIODS = 2000
@@ -51,3 +55,9 @@ def history_periods(
         found.append(current)
         current = current.next
     return found
+
+
+def cursor_after(last_end: float, now: float) -> int:
+    """Where a pass that archived every period ending by ``last_end`` leaves its cursor: the
+    next pass reads again what may still receive late writes (see ``LATE_GRACE``)."""
+    return int(min(last_end, now - LATE_GRACE))

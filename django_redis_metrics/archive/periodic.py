@@ -1,13 +1,14 @@
 """The archive pass of the kinds kept per calendar period: unique bitmaps and estimates.
 
-For each series in the kind's catalogue (labelled series too), ``context.batch`` at a time,
-one pipelined round trip per batch (per node on Redis Cluster) runs ``archive_periods.lua`` in
-each series' slot: it reads, from the series' period indexes, the periods that closed since
-the kind's cursor (the last archived period is read again: an overlap rewritten
-idempotently) and answers each period's count and, where later unions need them, its bits
-(a bitmap's weeks and months) or registers (every period of an estimate). Rows are upserted;
-the cursor of each period name moves only once the whole pass succeeded, so a pass killed
-midway and run again archives exact counts, and a steady pass reads only what closed since.
+For each series in the kind's catalogue (labelled series too), ``context.batch`` at a time, one
+pipelined round trip per batch (per node on Redis Cluster) runs ``archive_periods.lua`` in each
+series' slot: it reads, from the series' period indexes, the periods that closed since the
+kind's cursor (a period that had closed less than ``LATE_GRACE`` before the last pass is read
+again: an overlap rewritten idempotently, for the writes that reach it late) and answers each
+period's count and, where later unions need them, its bits (a bitmap's weeks and months) or
+registers (every period of an estimate). Rows are upserted; the cursor of each period name moves
+only once the whole pass succeeded, so a pass killed midway and run again archives exact counts,
+and a steady pass reads only what closed since.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ..core.periods import get_zone, period_class
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Script
 from .base import ArchiveContext, ArchiveReport, advance_cursor, cursor, upsert_periods
-from .horizon import ARCHIVED_PERIODS
+from .horizon import ARCHIVED_PERIODS, cursor_after
 from .models import ArchivedPeriod
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
@@ -67,11 +68,9 @@ def archive_periodic(
     for name in ARCHIVED_PERIODS:
         last = period_class(name).containing(context.now, zone).prev
         done = cursor(spec.kind, name, context.using)
-        lo = (
-            "-inf" if done is None else repr(period_class(name).containing(done - 1, zone).start_ts)
-        )
+        lo = "-inf" if done is None else repr(period_class(name).containing(done, zone).start_ts)
         ranges[name] = (lo, last.start_ts)
-        until[name] = int(last.end_ts)
+        until[name] = cursor_after(last.end_ts, context.now)
     for page in catalogue.pages(client, spec.kind, context.batch):
         rows = _read_page(client, spec, page, ranges)
         report.series += len(page)

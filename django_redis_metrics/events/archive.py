@@ -2,14 +2,15 @@
 period "day") and its count per value of each indexed field (``ArchivedBreakdown``).
 
 For each series in the catalogue, ``context.batch`` at a time, one pipelined round trip per
-batch (per node on Redis Cluster) runs ``events_archive.lua`` in each series' slot over the
-days closed since the kind's cursor (the last archived day is counted again: an overlap
-rewritten idempotently). A first pass, with no cursor yet, first asks each series for its
-oldest event (one more round trip). The cursor moves only once the whole pass succeeded.
+batch (per node on Redis Cluster) runs ``events_archive.lua`` in each series' slot over the days
+closed since the kind's cursor (a day that had closed less than ``LATE_GRACE`` before the last
+pass is counted again: an overlap rewritten idempotently, for events that reach it late). A
+first pass, with no cursor yet, first asks each series for its oldest event (one more round
+trip). The cursor moves only once the whole pass succeeded.
 
-A day's breakdown of one field keeps at most ``MAX_BREAKDOWN_VALUES`` values, those counting
-the most events; the others are summed under ``OTHER_BREAKDOWN``. Its cost: one row per value,
-field and day (at most 1,001 per field and day).
+A day's breakdown of one field keeps at most ``MAX_BREAKDOWN_VALUES`` values, those counting the
+most events; the others are summed under ``OTHER_BREAKDOWN``. Its cost: one row per value, field
+and day (at most 1,001 per field and day).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..archive.base import (
     upsert_breakdowns,
     upsert_periods,
 )
+from ..archive.horizon import cursor_after
 from ..archive.models import ArchivedBreakdown, ArchivedPeriod
 from ..core import catalogue
 from ..core.connection import RedisClient
@@ -53,7 +55,7 @@ def archive_events(client: RedisClient, context: ArchiveContext) -> ArchiveRepor
     zone = get_zone()
     last = Day.containing(context.now, zone).prev
     done = cursor(KIND, "day", context.using)
-    resume = None if done is None else Day.containing(done - 1, zone)
+    resume = None if done is None else Day.containing(done, zone)
     for page in catalogue.pages(client, KIND, context.batch):
         firsts = _firsts(client, page, zone) if resume is None else dict.fromkeys(page, resume)
         periods, breakdowns = _read_page(client, firsts, last)
@@ -64,7 +66,7 @@ def archive_events(client: RedisClient, context: ArchiveContext) -> ArchiveRepor
             report.rows += upsert_periods(periods, context.using, ("metric", "count"))
             report.rows += upsert_breakdowns(breakdowns, context.using)
     if not context.dry_run:
-        advance_cursor(KIND, "day", int(last.end_ts), context.using)
+        advance_cursor(KIND, "day", cursor_after(last.end_ts, context.now), context.using)
     return report
 
 

@@ -11,8 +11,10 @@ import pytest
 from django_redis_metrics import UniqueBitmap
 from django_redis_metrics.archive.bits import unpack_bits
 from django_redis_metrics.archive.passes import archive_all
+from django_redis_metrics.core.periods import Day
 from django_redis_metrics.models import ArchiveCursor, ArchivedPeriod
 
+from ..clock import moment
 from .conftest import ARCHIVE_DATABASES
 from .sets_model import bits_of, by_period, marks
 
@@ -73,3 +75,22 @@ def test_a_pass_archives_every_closed_period_as_the_marks_say(
     )
     assert after == before
     assert again.rows < report.rows  # the second pass reads only the last closed periods
+
+
+def test_a_day_closed_moments_before_a_pass_is_read_again_by_the_next(archive_db: str) -> None:
+    """A pass reads again what closed less than LATE_GRACE before the last pass (late marks),
+    and not what had closed long before it: a steady pass costs what closed since."""
+    now = time.time()
+    day = Day.containing(now, ZONE).shift(-3)
+    active = UniqueBitmap("active", periods=("day",))
+    active.mark(1, moment(day, 60, now=now))
+    rows = ArchivedPeriod.objects.using(archive_db).filter(series="active", start=day.start_ts)
+
+    archive_all(now=day.end_ts + 60, kinds=["bitmap"], using=archive_db)
+    assert rows.get().count == 1
+    active.mark(2, day.end_ts - 1)  # stamped in the day, reaching Redis after the pass
+    archive_all(now=day.end_ts + 7200, kinds=["bitmap"], using=archive_db)
+    assert rows.get().count == 2
+    active.mark(3, day.end_ts - 2)  # long after: the day is not read again
+    archive_all(now=day.end_ts + 2 * 86400, kinds=["bitmap"], using=archive_db)
+    assert rows.get().count == 2
