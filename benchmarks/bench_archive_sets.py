@@ -215,12 +215,12 @@ def run(options: argparse.Namespace, where: str) -> None:
     )
 
     # Bytes per bitmap-year: compressed bits of its weeks and months, one row per period.
-    rows = ArchivedPeriod.objects.filter(kind="bitmap", series__startswith="b")
-    weeks = rows.filter(period="week")
-    sample = [bytes(d) for d in weeks.values_list("data", flat=True) if d]
-    mean_week = sum(map(len, sample)) / max(len(sample), 1)
-    months = [bytes(d) for d in rows.filter(period="month").values_list("data", flat=True) if d]
-    mean_month = sum(map(len, months)) / max(len(months), 1)
+    rows = ArchivedPeriod.objects.filter(kind="bitmap")
+    weeks = rows.filter(period="week", series__startswith="b").values_list("data", flat=True)
+    months = rows.filter(period="month", series="history").values_list("data", flat=True)
+    weekly, monthly = ([bytes(d) for d in found if d] for found in (weeks, months))
+    mean_week = sum(map(len, weekly)) / max(len(weekly), 1)
+    mean_month = sum(map(len, monthly)) / max(len(monthly), 1)
     row_bytes = 0.0
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
@@ -228,8 +228,8 @@ def run(options: argparse.Namespace, where: str) -> None:
             row_bytes = cursor.fetchone()[0] / max(ArchivedPeriod.objects.count(), 1)
     year = 52 * mean_week + 12 * mean_month
     print(
-        f"bitmap-year ({options.daily} users a day of {USERS:,}): bits {year / 1024:.1f} KB "
-        f"(weeks {mean_week:.0f} B, months {mean_month:.0f} B compressed), "
+        f"bitmap-year: bits {year / 1024:.1f} KB (a week of {7 * options.daily} marks "
+        f"{mean_week:.0f} B, a month of 2,000 users {mean_month:.0f} B, compressed), "
         f"{365 + 52 + 12} rows"
         + (f", {row_bytes:.0f} B a row in PostgreSQL (indexes included)" if row_bytes else "")
     )

@@ -29,6 +29,9 @@ from .bounds import TEMP_TTL_MS
 from .keys import KIND
 from .retention import retention
 
+#: Most archived HyperLogLogs one count reads (each at most about 12 KB: 24 MB at most).
+MAX_ARCHIVED_REGISTERS = 2000
+
 
 class Estimate(Protocol):
     @property
@@ -51,6 +54,11 @@ def archived_registers(name: str, periods: Sequence[Period]) -> list[bytes]:
         starts = [int(p.start_ts) for p in periods if p.name == period_name]
         rows = archived_rows(KIND, name, period_name, starts, data=True)
         found += [bytes(data) for each in rows.values() for _count, data in each if data]
+        if len(found) > MAX_ARCHIVED_REGISTERS:
+            raise ValueError(
+                f"A count of {name!r} reads at most {MAX_ARCHIVED_REGISTERS:,} archived periods "
+                "(of all its series): count a shorter range, or one series (labels(...))."
+            )
     return found
 
 

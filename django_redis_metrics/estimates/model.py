@@ -231,8 +231,18 @@ class UniqueEstimate(PeriodicMetric):
         )
         if clipped is None:
             return EstimateQuery(self, ())
+        first, last = clipped
+        kept = oldest_kept_day(self.periods, retention(), period_bounds, zone, now)
+        if first < kept and "day" not in self.periods:
+            # Where Redis forgot, a range starts with the first whole period kept (as it did
+            # when those days were not planned at all).
+            finest = period_class(next(p for p in ("week", "month") if p in self.periods))
+            period = finest.containing(Day.of(first, zone).start_ts, zone)
+            first = first if period.start.date() == first else period.next.start.date()
+            if first > last:
+                return EstimateQuery(self, ())
         try:
-            periods = cover(self.periods, *clipped, zone)
+            periods = cover(self.periods, first, last, zone)
         except NoDayKeys as exc:
             raise NoDayKeys(f"Estimate {self.name!r} {exc}") from None
         held, gone = split_archived(periods, now)
