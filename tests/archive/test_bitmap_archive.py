@@ -94,3 +94,13 @@ def test_a_day_closed_moments_before_a_pass_is_read_again_by_the_next(archive_db
     active.mark(3, day.end_ts - 2)  # long after: the day is not read again
     archive_all(now=day.end_ts + 2 * 86400, kinds=["bitmap"], using=archive_db)
     assert rows.get().count == 2
+
+
+def test_a_dry_run_counts_what_it_would_archive_and_writes_nothing(archive_db: str) -> None:
+    now = time.time()
+    UniqueBitmap("active").mark_many(marks(now, 10, seed=7))
+    [report] = archive_all(now=now, kinds=["bitmap"], using=archive_db, dry_run=True)
+    assert report.dry_run and report.series == 1 and report.rows >= 10
+    assert "would archive" in report.summary()
+    assert not ArchivedPeriod.objects.using(archive_db).exists()
+    assert not ArchiveCursor.objects.using(archive_db).exists()
