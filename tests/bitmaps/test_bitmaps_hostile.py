@@ -94,6 +94,7 @@ def test_a_str_subclass_user_id_is_a_str(backend: Any) -> None:
     assert "alice" in today and SafeString("bob") in today and "carol" in today
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_estimate_ranges_reaching_far_are_clipped_too(backend: Any) -> None:
     now = time.time()
     visitors = UniqueEstimate("visitors")
