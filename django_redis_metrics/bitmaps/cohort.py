@@ -33,6 +33,7 @@ from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Pipe, Script, Steps
 from . import query_plan
+from .archived import ArchivedBits, with_archived
 from .bounds import MAX_SCRIPT_SOURCES, TEMP_TTL_MS
 from .keys import KIND
 from .unite import United, united_key_steps
@@ -44,17 +45,20 @@ script = ScriptLibrary(__name__.rpartition(".")[0])
 
 
 def cohort_steps(
-    client: AnyRedisClient, bitmap: UniqueBitmap, periods: Sequence[Period]
+    client: AnyRedisClient,
+    bitmap: UniqueBitmap,
+    periods: Sequence[Period],
+    archived: dict[Period, ArchivedBits],
 ) -> Steps[list[list[int]]]:
-    """The retention table of ``bitmap`` over ``periods`` (consecutive, oldest first)."""
-    keys = [bitmap.key(period) for period in periods]
-    return (
-        yield from with_union(
-            [bitmap],
-            _table_steps(bitmap.name, keys),
-            lambda found: _united_steps(client, bitmap, found[0], periods),
-        )
+    """The retention table of ``bitmap`` over ``periods`` (consecutive, oldest first); those
+    Redis no longer holds read from the archive into the temporary keys of ``archived``."""
+    keys = [archived[p].temp if p in archived else bitmap.key(p) for p in periods]
+    table = with_union(
+        [bitmap],
+        _table_steps(bitmap.name, keys),
+        lambda found: _united_steps(client, bitmap, found[0], periods, archived),
     )
+    return (yield from with_archived(list(archived.values()), table))
 
 
 def pair_steps(
@@ -140,16 +144,22 @@ def _united_steps(
     bitmap: UniqueBitmap,
     series: list[UniqueBitmap],
     periods: Sequence[Period],
+    archived: dict[Period, ArchivedBits],
 ) -> Steps[list[list[int]]]:
-    """The table of the union of ``bitmap`` and its ``series``, period by period."""
+    """The table of the union of ``bitmap`` and its ``series``, period by period (an archived
+    period's stand-in holds the union of its series already)."""
     united = United(bitmap, (bitmap, *series))
-    builds = [united_key_steps(client, united, (period,)) for period in periods]
-    keys: list[str] = []
+    held = [period for period in periods if period not in archived]
+    builds = [united_key_steps(client, united, (period,)) for period in held]
+    built: list[str] = []
     if is_cluster(client):
         for build in builds:
-            keys.append((yield from build))
+            built.append((yield from build))
     else:
-        keys = list(checked((yield from gather_steps(builds))))
+        built = list(checked((yield from gather_steps(builds))))
+    unions = dict(zip(held, built, strict=True))
+    keys = [archived[p].temp if p in archived else unions[p] for p in periods]
     table = yield from _table_steps(bitmap.name, keys)
-    yield Pipe([Op("unlink", key) for key in keys])
+    if built:
+        yield Pipe([Op("unlink", key) for key in built])
     return table

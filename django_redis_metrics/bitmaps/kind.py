@@ -13,4 +13,5 @@ ENTRY = Kind(
     cleaner=clean_bitmaps,
     exposition=bitmap_families,
     admin="django_redis_metrics.admin.bitmaps.PAGES",
+    archiver="django_redis_metrics.bitmaps.archive.archive_bitmaps",
 )

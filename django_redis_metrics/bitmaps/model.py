@@ -15,9 +15,12 @@ each a bitmap of its own; its reads without ``labels()`` answer for the union of
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from datetime import date, timedelta, tzinfo
 from typing import ClassVar
+
+from asgiref.sync import sync_to_async
 
 from ..core import catalogue, deferral
 from ..core.aio import get_async_connection
@@ -48,7 +51,9 @@ from ..core.steps import Op, Steps
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int, shown
 from . import query_plan
+from .archived import ArchivedBits, aprefetch, archived_counts, period_stand_ins, split_archived
 from .cohort import cohort_steps, pair_steps
+from .history import BitmapHistory
 from .ids import normalize_id
 from .keys import KIND
 from .marking import fast
@@ -63,7 +68,7 @@ from .retention import MAX_KEEP, period_bounds, retention
 MAX_COHORT_PERIODS = 120
 
 
-class UniqueBitmap(PeriodicMetric):
+class UniqueBitmap(PeriodicMetric, BitmapHistory):
     """Unique users per hour, day, ISO week and month.
 
     >>> active = UniqueBitmap("active_users")
@@ -202,9 +207,13 @@ class UniqueBitmap(PeriodicMetric):
 
     def count(self, period: str | Period, when: When = None) -> int:
         """Distinct users in the ``period`` ("hour", "day", "week", "month") holding ``when``:
-        one BITCOUNT; a labelled bitmap's counts the union of its series."""
+        one BITCOUNT; a labelled bitmap's counts the union of its series. A period older than
+        ``BITMAP_RETENTION`` keeps is answered from the archive (``history.md``)."""
+        chosen = self._period(period, when)
+        if split_archived([chosen], retention(), time.time())[1]:
+            return archived_counts(self, [chosen])[0]
         client = get_redis_connection()
-        return drive(self._count_steps(client, period, when), client)
+        return drive(self._count_steps(client, chosen, when), client)
 
     def _count_steps(self, client: AnyRedisClient, period: str | Period, when: When) -> Steps[int]:
         union = self.query(period, when)
@@ -217,6 +226,9 @@ class UniqueBitmap(PeriodicMetric):
 
     async def acount(self, period: str | Period, when: When = None) -> int:
         """``count`` awaited."""
+        chosen = self._period(period, when)
+        if split_archived([chosen], retention(), time.time())[1]:
+            return (await sync_to_async(archived_counts)(self, [chosen]))[0]
         client = get_async_connection()
         return await adrive(self._count_steps(client, period, when), client)
 
@@ -269,11 +281,15 @@ class UniqueBitmap(PeriodicMetric):
             oldest,
             horizon_day(self.periods, zone, now),
         )
-        kept = self._cover_range(*(clipped or self._gone(oldest, zone)))
+        cover = self._cover_range(*(clipped or self._gone(oldest, zone)))
+        held, gone = split_archived(cover, retention(), now, bits=True)
         settled = now - self.CACHE_GRACE
         first, *others = [
-            PeriodUnion(self, part, cacheable=part[0].end_ts <= settled)
-            for part in query_plan.split(kept, settled)
+            *([PeriodUnion(ArchivedBits(self, gone), tuple(gone))] if gone else []),
+            *(
+                PeriodUnion(self, part, cacheable=part[0].end_ts <= settled)
+                for part in query_plan.split(tuple(held), settled)
+            ),
         ]
         query: BitmapQuery = first
         for part in others:
@@ -321,10 +337,12 @@ class UniqueBitmap(PeriodicMetric):
         A script call per row (per ``MAX_SCRIPT_SOURCES`` keys of a row), each BITOP AND +
         BITCOUNT over a bounded number of keys, all sent in one pipelined round trip (a
         labelled bitmap's periods are united first, and on Redis Cluster ``other``'s are
-        copied into this bitmap's slot first: ``cohort.py``).
+        copied into this bitmap's slot first: ``cohort.py``). Weeks and months Redis no longer
+        holds are read from the archive (a table against ``other`` reads periods Redis holds).
         """
+        chosen, archived = self._cohort_plan(period, start, periods, returning)
         client = get_redis_connection()
-        return drive(self._cohort_steps(client, period, start, periods, returning), client)
+        return drive(self._cohort_steps(client, chosen, returning, archived), client)
 
     async def acohort(
         self,
@@ -334,18 +352,32 @@ class UniqueBitmap(PeriodicMetric):
         returning: UniqueBitmap | None = None,
     ) -> list[list[int]]:
         """``cohort`` awaited."""
+        chosen, archived = self._cohort_plan(period, start, periods, returning)
+        await aprefetch(list(archived.values()))
         client = get_async_connection()
-        return await adrive(self._cohort_steps(client, period, start, periods, returning), client)
+        return await adrive(self._cohort_steps(client, chosen, returning, archived), client)
 
     def _cohort_steps(
         self,
         client: AnyRedisClient,
-        period: str,
-        start: When,
-        periods: int,
+        chosen: list[Period],
         returning: UniqueBitmap | None,
+        archived: dict[Period, ArchivedBits],
     ) -> Steps[list[list[int]]]:
-        """The checks of ``cohort`` (all before any request), then its steps."""
+        if returning is None:
+            return (yield from cohort_steps(client, self, chosen, archived))
+        if archived:
+            raise ValueError(
+                "A retention table against another bitmap reads the periods Redis holds; "
+                f"{next(iter(archived)).key_part} of {self.name!r} is archived."
+            )
+        return (yield from pair_steps(client, self, returning, chosen))
+
+    def _cohort_plan(
+        self, period: str, start: When, periods: int, returning: UniqueBitmap | None
+    ) -> tuple[list[Period], dict[Period, ArchivedBits]]:
+        """The checks of ``cohort`` (all before any request), its periods, the archived ones'
+        stand-ins."""
         periods = positive_int(periods, "periods")
         if periods > MAX_COHORT_PERIODS:
             raise ValueError(
@@ -362,6 +394,4 @@ class UniqueBitmap(PeriodicMetric):
         if returning is not None:
             returning._period(first)  # it must keep these periods too
         chosen = [first.shift(i) for i in range(periods)]
-        if returning is None:
-            return (yield from cohort_steps(client, self, chosen))
-        return (yield from pair_steps(client, self, returning, chosen))
+        return chosen, period_stand_ins(self, chosen, retention(), time.time())

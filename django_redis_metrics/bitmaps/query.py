@@ -34,6 +34,7 @@ from ..core.periods import Period
 from ..core.scripts import STALE, ScriptLibrary, error_code
 from ..core.steps import Op, Script, Steps
 from ..core.validation import shown
+from .archived import aprefetch, stand_ins, with_archived
 from .bounds import MAX_SCRIPT_SOURCES as MAX_SCRIPT_SOURCES
 from .bounds import TEMP_TTL_MS as TEMP_TTL_MS
 from .bounds import validate_cache_ttl as validate_cache_ttl
@@ -78,6 +79,7 @@ class BitmapQuery:
 
     async def acount(self) -> int:
         """``count`` awaited."""
+        await aprefetch(stand_ins(self.leaves()))  # archived periods: the database first
         client = get_async_connection()
         return int(await adrive(evaluate(client, self, "count"), client))
 
@@ -87,6 +89,7 @@ class BitmapQuery:
 
     async def acontains(self, user_id: object) -> bool:
         """``user_id in query`` awaited."""
+        await aprefetch(stand_ins(self.leaves()))
         value, client = normalize_id(user_id), get_async_connection()
         return await adrive(contains_steps(client, self, value), client)
 
@@ -298,15 +301,15 @@ def evaluate(
     client: AnyRedisClient, query: BitmapQuery, mode: str, plain: Steps[Any] | None = None
 ) -> Steps[Any]:
     """Evaluate ``query``, the leaves of a bitmap with series over its series too (listed in
-    the first round trip: ``core/labels/uniting.py``); ``plain``: its read when none has series."""
-    return (
-        yield from with_union(
-            _families(query),
-            plain or _evaluate(client, query, mode),
-            lambda found: _evaluate(client, _expand(query, found), mode),
-            scratch_keys,
-        )
+    the first round trip: ``core/labels/uniting.py``); ``plain``: its read when none has series.
+    Archived periods' bits are set into temporary keys first (``archived.py``)."""
+    united = with_union(
+        _families(query),
+        plain or _evaluate(client, query, mode),
+        lambda found: _evaluate(client, _expand(query, found), mode),
+        scratch_keys,
     )
+    return (yield from with_archived(stand_ins(query.leaves()), united))
 
 
 def contains_steps(client: AnyRedisClient, query: BitmapQuery, value: int | str) -> Steps[bool]:
@@ -317,7 +320,8 @@ def contains_steps(client: AnyRedisClient, query: BitmapQuery, value: int | str)
         found = yield from read_bits_steps(client, value, [leaf.keys for leaf in node.leaves()])
         return found is not None and _member(node, found)
 
-    return (yield from with_union(_families(query), bits(query), lambda f: bits(_expand(query, f))))
+    found = with_union(_families(query), bits(query), lambda f: bits(_expand(query, f)))
+    return (yield from with_archived(stand_ins(query.leaves()), found))
 
 
 def _families(query: BitmapQuery) -> list[Metric]:

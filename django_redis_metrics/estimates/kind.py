@@ -13,4 +13,5 @@ ENTRY = Kind(
     cleaner=clean_estimates,
     exposition=estimate_families,
     admin="django_redis_metrics.admin.estimates.PAGES",
+    archiver="django_redis_metrics.estimates.archive.archive_estimates",
 )

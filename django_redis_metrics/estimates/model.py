@@ -20,7 +20,7 @@ from ..core import catalogue, deferral
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
-from ..core.cover import cover_days
+from ..core.cover import NoDayKeys, cover, cover_days
 from ..core.drive import adrive, drive
 from ..core.keys import catalogue_key, metric_key, to_str
 from ..core.labels.admission import aadmitted, admitted
@@ -36,14 +36,14 @@ from ..core.periods import (
     Day,
     Period,
     day_of,
-    days_between,
     get_zone,
     period_class,
 )
-from ..core.retention import MAX_AHEAD
+from ..core.retention import MAX_AHEAD, MAX_PERIODS_KEPT
 from ..core.steps import Op, Steps
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int, shown
+from .archived import split_archived
 from .items import normalize_item
 from .keys import KIND
 from .query import EstimateQuery, script
@@ -185,14 +185,25 @@ class UniqueEstimate(PeriodicMetric):
     def count(self, period: str | Period, when: When = None) -> int:
         """Distinct items (an estimate) in the ``period`` ("hour", "day", "week", "month")
         holding ``when`` (default: now): one ``PFCOUNT``; a labelled estimate's counts the
-        union of its series."""
+        union of its series. A period older than ``ESTIMATE_RETENTION`` keeps is counted from
+        its archived registers (``archived.py``)."""
+        if archived := self._archived(period, when):
+            return archived.count()
         client = get_redis_connection()
         return drive(self._count_steps(client, period, when), client)
 
     async def acount(self, period: str | Period, when: When = None) -> int:
         """``count`` awaited: one ``PFCOUNT``."""
+        if archived := self._archived(period, when):
+            return await archived.acount()
         client = get_async_connection()
         return await adrive(self._count_steps(client, period, when), client)
+
+    def _archived(self, period: str | Period, when: When) -> EstimateQuery | None:
+        """The count of an archived period, or ``None`` when Redis holds it."""
+        chosen = self._period(period, when)
+        gone = split_archived([chosen], time.time())[1]
+        return EstimateQuery(self, (), (chosen,)) if gone else None
 
     def _count_steps(self, client: AnyRedisClient, period: str | Period, when: When) -> Steps[int]:
         chosen = self._period(period, when)
@@ -205,11 +216,13 @@ class UniqueEstimate(PeriodicMetric):
 
         Covered by the fewest keys still retained: whole months, whole ISO weeks, then the
         leftover days (only the periods this estimate keeps); counted by one ``PFCOUNT``.
-        Days older than every period kept hold nothing, so they are not planned at all.
+        Periods older than ``ESTIMATE_RETENTION`` keeps are counted from their archived
+        registers (``archived.py``).
         """
         zone = get_zone()
         now = time.time()
-        oldest = oldest_kept_day(self.periods, retention(), period_bounds, zone, now)
+        # Not the current retention's oldest day: what it no longer keeps, the archive may.
+        oldest = oldest_kept_day(self.periods, MAX_PERIODS_KEPT, period_bounds, zone, now)
         clipped = clipped_range(
             day_of(start, zone).date,
             day_of(end, zone).date,
@@ -218,9 +231,22 @@ class UniqueEstimate(PeriodicMetric):
         )
         if clipped is None:
             return EstimateQuery(self, ())
-        first, last = (Day.of(day, zone) for day in clipped)
-        days = list(days_between(first.start_ts, last.start_ts, zone))
-        return EstimateQuery(self, tuple(self._cover(days, now)))
+        first, last = clipped
+        kept = oldest_kept_day(self.periods, retention(), period_bounds, zone, now)
+        if first < kept and "day" not in self.periods:
+            # Where Redis forgot, a range starts with the first whole period kept (as it did
+            # when those days were not planned at all).
+            finest = period_class(next(p for p in ("week", "month") if p in self.periods))
+            period = finest.containing(Day.of(first, zone).start_ts, zone)
+            first = first if period.start.date() == first else period.next.start.date()
+            if first > last:
+                return EstimateQuery(self, ())
+        try:
+            periods = cover(self.periods, first, last, zone)
+        except NoDayKeys as exc:
+            raise NoDayKeys(f"Estimate {self.name!r} {exc}") from None
+        held, gone = split_archived(periods, now)
+        return EstimateQuery(self, tuple(held), tuple(gone))
 
     def last(self, days: int, when: When = None) -> EstimateQuery:
         """Items added in the ``days`` days ending with ``when``'s day (today by default)."""

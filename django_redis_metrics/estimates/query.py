@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from asgiref.sync import sync_to_async
 
 from ..core.aio import get_async_connection
 from ..core.connection import AnyRedisClient, get_redis_connection, is_cluster
@@ -26,6 +28,7 @@ from ..core.labels.uniting import checked, temporary_keys, with_union
 from ..core.periods import Period
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Op, Script, Steps
+from .archived import archived_count_steps, archived_registers
 from .bounds import MAX_COUNT_KEYS as MAX_COUNT_KEYS
 from .bounds import TEMP_TTL_MS as TEMP_TTL_MS
 from .keys import KIND
@@ -44,6 +47,15 @@ class EstimateQuery:
 
     estimate: UniqueEstimate
     periods: tuple[Period, ...]
+    #: Periods Redis no longer holds, counted from their archived registers (``archived.py``).
+    archived: tuple[Period, ...] = ()
+    _registers: list[list[bytes]] = field(default_factory=list, repr=False)
+
+    def registers(self) -> list[bytes]:
+        """The archived periods' registers, read once from the archive."""
+        if not self._registers:
+            self._registers.append(archived_registers(self.estimate.name, self.archived))
+        return self._registers[0]
 
     @property
     def keys(self) -> list[str]:
@@ -58,6 +70,8 @@ class EstimateQuery:
 
     async def acount(self) -> int:
         """``count`` awaited."""
+        if self.archived:  # the database, off the loop
+            await sync_to_async(self.registers)()
         client = get_async_connection()
         return await adrive(self.count_steps(client), client)
 
@@ -65,6 +79,11 @@ class EstimateQuery:
         """The count, over the estimate's series too when it has some; ``plain``: how to count
         the estimate's own keys (default: :func:`count_keys_steps`)."""
         estimate = self.estimate
+        if self.archived:
+            registers = self.registers()
+            return (
+                yield from archived_count_steps(estimate, self.periods, registers, count_keys_steps)
+            )
         return (
             yield from with_union(
                 [estimate],
@@ -84,7 +103,7 @@ class EstimateQuery:
         return (yield from merged_count_steps(keys, self.estimate.name))
 
     def __repr__(self) -> str:
-        parts = ", ".join(p.key_part for p in self.periods) or "nothing"
+        parts = ", ".join(p.key_part for p in (*self.archived, *self.periods)) or "nothing"
         return f"<{self.estimate.name}: {parts}>"
 
 

@@ -13,4 +13,5 @@ ENTRY = Kind(
     cleaner=clean_event_series,
     exposition=None,
     admin="django_redis_metrics.admin.events.PAGES",
+    archiver="django_redis_metrics.events.archive.archive_events",
 )

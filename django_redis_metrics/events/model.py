@@ -31,8 +31,8 @@ from ..core.retention import validate_retention as _retention_seconds
 from ..core.steps import Steps
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import integer, positive_int, shown
-from .aio import SeriesAsync
 from .codec import bound, score, validate_field_name
+from .history import SeriesHistory
 from .keys import KIND, OTHER_VALUE
 from .prepare import Prepared, prepare, prepared_chunks
 from .queries import script
@@ -51,7 +51,7 @@ def validate_max_values(value: object, what: str = "max_values") -> int:
     return integer(value, what, minimum=1, maximum=MAX_DISTINCT_VALUES)
 
 
-class EventSeries(SeriesAsync, Metric):
+class EventSeries(SeriesHistory, Metric):
     """A named stream of events, each a dict of fields with a timestamp.
 
     >>> orders = EventSeries("orders", index=["type"])

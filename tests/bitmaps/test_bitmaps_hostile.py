@@ -49,6 +49,7 @@ def test_hostile_arguments_are_clear_errors(
     assert sorted(backend.keys()) == before
 
 
+@pytest.mark.django_db  # weeks and months Redis no longer holds: the archive
 def test_ranges_reaching_far_plan_only_the_days_that_can_hold_data(backend: Any) -> None:
     now = time.time()
     active = UniqueBitmap("active")
@@ -66,6 +67,7 @@ def test_ranges_reaching_far_plan_only_the_days_that_can_hold_data(backend: Any)
     assert sum(len(leaf.keys) for leaf in ever.leaves()) <= 100 * 12 + 5 + 31
 
 
+@pytest.mark.django_db  # weeks and months Redis no longer holds: the archive
 def test_ranges_with_no_day_that_can_hold_data_count_nothing(backend: Any) -> None:
     active = UniqueBitmap("active")
     active.mark(1)
@@ -92,6 +94,7 @@ def test_a_str_subclass_user_id_is_a_str(backend: Any) -> None:
     assert "alice" in today and SafeString("bob") in today and "carol" in today
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_estimate_ranges_reaching_far_are_clipped_too(backend: Any) -> None:
     now = time.time()
     visitors = UniqueEstimate("visitors")

@@ -137,6 +137,7 @@ def test_a_big_input_is_split_into_bounded_calls(
     assert active.mark_many([]) == 0
 
 
+@pytest.mark.django_db  # weeks and months Redis no longer holds: the archive
 def test_mark_many_gives_every_key_its_expiry_and_keeps_retention(backend: Any) -> None:
     active = UniqueBitmap("active")
     now = time.time()

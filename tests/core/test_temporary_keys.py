@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from django_redis_metrics import Counter, EventSeries, UniqueBitmap
 from django_redis_metrics.cleanup import clean_all
 from django_redis_metrics.core.cleaning import STRAY_TEMP_TTL, clean_temporary
@@ -14,6 +16,7 @@ from django_redis_metrics.core.periods import Day
 NASTY = ["a}:tmp:b", "}:tmp:", "*", "?", "[", "[a-z]*", "x:tmp:{y}:z", "\\*", "a*b?c[d"]
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_an_indexed_value_holding_tmp_keeps_its_index(backend: Any) -> None:
     """The data loss of the old pattern ``<prefix>:*}:tmp:*``: it matched the index key of the
     value "a}:tmp:b" and gave it a 60 s TTL, so count_by lost it a minute later."""
@@ -27,6 +30,7 @@ def test_an_indexed_value_holding_tmp_keeps_its_index(backend: Any) -> None:
     assert downloads.count_by("file", 0, 2e9) == {"a}:tmp:b": 1}
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_names_and_values_full_of_glob_characters_survive_every_cleaner(backend: Any) -> None:
     series = EventSeries("files*?[", index=["file"])
     for value in NASTY:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from io import StringIO
 from typing import Any
 
+import pytest
 from django.core.management import call_command
 
 from django_redis_metrics import Counter, UniqueBitmap

@@ -217,6 +217,7 @@ def test_count_names_a_kept_period(backend: Any) -> None:
         visitors.last(0)
 
 
+@pytest.mark.django_db  # periods Redis no longer holds: the archive
 def test_a_range_reaching_back_past_every_retention_plans_only_retained_keys(backend: Any) -> None:
     daily = UniqueEstimate("daily", periods=("day",))
     now = time.time()

@@ -24,6 +24,7 @@ from ..roundtrips import RoundTrips, nodes_of
 DAYS = 90  # more day keys than one PFCOUNT reads: the range is merged in bounded steps
 
 
+@pytest.mark.django_db  # periods Redis no longer holds: the archive
 def test_async_adds_count_like_sync_adds(backend: Backend, round_trips: RoundTrips) -> None:
     now = time.time()
     today = Day.containing(now)

@@ -80,6 +80,7 @@ def test_every_key_expires_at_the_end_of_its_periods_retention(backend: Any) -> 
     assert all(backend.client.pttl(k) > 0 for k in backend.keys() if ":catalogue:" not in k)
 
 
+@pytest.mark.django_db  # periods Redis no longer holds: the archive
 def test_estimate_retention_sets_the_ttls(backend: Any, metrics_settings: Any) -> None:
     metrics_settings(ESTIMATE_RETENTION={"day": 3, "week": 2})
     visitors = UniqueEstimate("visitors")

@@ -136,6 +136,7 @@ def test_record_round_trips_types_and_precision(backend: Any) -> None:
     span=st.floats(0, 110, allow_nan=False),
     window=st.sampled_from([1, 7, 30, 2.5]),
 )
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_queries_match_the_model(
     backend: Any, events: list[tuple[float, dict[str, Any]]], lo: float, span: float, window: float
 ) -> None:
@@ -161,6 +162,7 @@ def test_queries_match_the_model(
     assert series.latest(5) == everything[::-1][:5]
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_paging_crosses_page_boundaries(single: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(EventSeries, "PAGE", 7)
@@ -226,6 +228,7 @@ def _series_keys(backend: Any, series: EventSeries) -> set[str]:
     return {k for k in found if f"{{{series.name}}}" in k}
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_preen_removes_old_events_entirely(backend: Any) -> None:
     name = unique()
     writer = EventSeries(name, index=["kind"], retention=1000)  # keeps all twelve
@@ -371,6 +374,7 @@ def test_retention_setting_and_check(settings: Any) -> None:
     assert [e.id for e in check_settings()] == ["django_redis_metrics.E020"]
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_one_round_trip_per_write(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     series = EventSeries(unique(), index=["kind", "user"])
     series.record(T0, kind="warm-up", user=0)  # loads the scripts, settles cluster routing
@@ -392,6 +396,7 @@ def test_one_round_trip_per_write(backend: Any, monkeypatch: pytest.MonkeyPatch)
     assert series.count(T0, T0 + 2000) == 1205
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_recorders_racing_a_preener_and_a_chart(backend: Any) -> None:
     """Recorders write events on both sides of the retention cutoff while a preener and a
     polling chart run: afterwards every event inside retention is there, with its index entries,

@@ -24,6 +24,7 @@ def events(n: int) -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_async_writes_read_back_like_sync_writes(backend: Backend) -> None:
     sync = EventSeries("sync", index=["type"])
     both = EventSeries("async", index=["type"])

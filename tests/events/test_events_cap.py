@@ -15,6 +15,7 @@ def index_keys(backend: Any, series: EventSeries, field: str) -> list[str]:
     return [key for key in backend.keys() if f":by:{field}:" in key]
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_values_beyond_the_cap_are_indexed_under_other(backend: Any) -> None:
     downloads = EventSeries("downloads", index=["file"], max_values=3)
     for name in ["a", "b", "c", "d", "e", "a", "f"]:
@@ -28,6 +29,7 @@ def test_values_beyond_the_cap_are_indexed_under_other(backend: Any) -> None:
     assert downloads.count(0, now) == 7
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_record_many_respects_the_cap_within_one_call(backend: Any) -> None:
     series = EventSeries("imports", index=["user", "kind"], max_values=10)
     series.record_many([{"user": i, "kind": "x"} for i in range(50)])
@@ -37,6 +39,7 @@ def test_record_many_respects_the_cap_within_one_call(backend: Any) -> None:
     assert series.count_by("kind", 0, time.time() + 1) == {"x": 50}
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_the_setting_is_the_default_cap(backend: Any, settings: Any) -> None:
     settings.DJANGO_REDIS_METRICS = {**settings.DJANGO_REDIS_METRICS, "EVENT_MAX_VALUES": 2}
     series = EventSeries("clicks", index=["button"])
@@ -52,6 +55,7 @@ def test_the_series_cap_is_stored_for_the_admin(backend: Any) -> None:
     assert EventSeries.objects.get("orders").max_values == 5
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_preening_removes_overflow_entries_and_frees_slots(
     backend: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

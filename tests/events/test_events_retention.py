@@ -49,6 +49,7 @@ def orphans(backend: Any, series: EventSeries) -> list[str]:
     return found
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_a_series_keeps_its_retention_as_it_is_recorded(backend: Any) -> None:
     series = EventSeries(unique(), index=["kind"], retention=600)
     with Batch() as batch:
@@ -64,6 +65,7 @@ def test_a_series_keeps_its_retention_as_it_is_recorded(backend: Any) -> None:
     assert events == 61
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_an_event_older_than_the_retention_is_not_stored(backend: Any) -> None:
     series = EventSeries(unique(), index=["kind"], retention=60)
     series.record(T0 + 100, kind="new")
@@ -116,6 +118,7 @@ def test_an_event_ahead_of_the_redis_clock_is_refused_with_nothing_written(backe
     assert {k: backend.client.dump(k) for k in backend.keys()} == before
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_writers_racing_each_other_and_the_cleaner_keep_exactly_the_retention(
     backend: Any,
 ) -> None:

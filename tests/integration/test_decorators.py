@@ -95,6 +95,7 @@ def test_names_are_validated_when_decorating() -> None:
         track_event(42)  # type: ignore[arg-type]
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_declared_metrics_are_written_with_their_own_configuration(site: Any) -> None:
     assert sync_get("/declared/").content == b"declared"
     assert Counter.objects.get("minutely_signups").precisions == (60, 3600)

@@ -18,6 +18,7 @@ from .enum_urls import Level, Mode, Plan
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.django_db  # reads reaching past the retention consult the archive
 def test_the_models_take_int_subclasses(backend: Any) -> None:
     counter = Counter("enum", precisions=[Level.GOLD, 60], samples=Plan.PRO)
     now = time.time()  # both writes in the same slices, whatever the clock does meanwhile
