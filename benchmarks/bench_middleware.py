@@ -124,18 +124,19 @@ def serve(handler: Handler, environ: Callable[[], dict[str, Any]]) -> None:
 
 
 def latency_after_pause(
-    handlers: tuple[Handler, Handler],
+    handlers: list[Handler],
     environ: Callable[[], dict[str, Any]],
     pairs: int,
     client: Any,
-) -> tuple[float, float]:
+) -> list[float]:
     """The median seconds of each handler's call, every request starting after the same pause
     (the previous writes sent, then ``PING`` round trips until ``IDLE_GAP`` has passed since
     the previous request ended); each handler serves ``pairs`` pairs in turn, the second of
-    each pair timed."""
+    each pair timed. The plain handler and every measured one take turns in the same loop, so
+    they share one baseline, measured at the same moments."""
     from django_redis_metrics import flush
 
-    times: tuple[list[float], list[float]] = ([], [])
+    times: list[list[float]] = [[] for _ in handlers]
     ended = time.perf_counter()
     for _ in range(pairs):
         for handler, timings in zip(handlers, times, strict=True):
@@ -149,7 +150,7 @@ def latency_after_pause(
                 ended = time.perf_counter()
                 if timed:
                     timings.append(ended - started)
-    return statistics.median(times[0]), statistics.median(times[1])
+    return [statistics.median(timings) for timings in times]
 
 
 def latency_back_to_back(
@@ -239,18 +240,25 @@ def measure(
     time_pings(client, 200)
 
     n = options.requests
-    rows: dict[str, list[float]] = {key: [] for key in ("base_busy", "base", "ping")}
+    rows: dict[str, list[float]] = {key: [] for key in ("base_idle", "base_busy", "base", "ping")}
     for name in measured:
-        for key in ("idle", "base_idle", "busy", "alone", "merged"):
+        for key in ("idle", "busy", "alone", "merged"):
             rows[f"{name} {key}"] = []
-    for _ in range(options.rounds):
-        for name, handler in measured.items():
-            base_idle, idle = latency_after_pause((plain, handler), environ, n // 8, client)
-            rows[f"{name} base_idle"].append(base_idle)
-            rows[f"{name} idle"].append(idle)
+    names = list(measured)
+    for round_ in range(options.rounds):
+        # The measured handlers in the reverse order every other round: whatever drifts within
+        # a round (the CPU's clock, another process's load) falls on each alike.
+        order = names if round_ % 2 == 0 else names[::-1]
+        base_idle, *idle = latency_after_pause(
+            [plain, *(measured[name] for name in order)], environ, n // 8, client
+        )
+        rows["base_idle"].append(base_idle)
+        for name, value in zip(order, idle, strict=True):
+            rows[f"{name} idle"].append(value)
         rows["base_busy"].append(latency_back_to_back(plain, environ, n))
         rows["base"].append(throughput(plain, environ, n, alone=False))
-        for name, handler in measured.items():
+        for name in order:
+            handler = measured[name]
             rows[f"{name} busy"].append(latency_back_to_back(handler, environ, n))
             rows[f"{name} alone"].append(throughput(handler, environ, n // 4, alone=True))
             rows[f"{name} merged"].append(throughput(handler, environ, n, alone=False))
@@ -262,8 +270,7 @@ def measure(
         return extra * 1e6, extra / ping
 
     print(f"\n{title}")
-    first = next(iter(measured))
-    for key, label in ((f"{first} base_idle", "after a pause"), ("base_busy", "back to back")):
+    for key, label in (("base_idle", "after a pause"), ("base_busy", "back to back")):
         print(
             f"  request without the middleware, {label + ':':14s}"
             f"{statistics.median(rows[key]) * 1e6:8.1f} µs"
@@ -273,7 +280,7 @@ def measure(
     figures: dict[str, dict[str, float]] = {}
     for name in measured:
         for key, base, label in (
-            (f"{name} idle", f"{name} base_idle", f"after a {IDLE_GAP * 1e3:g} ms pause"),
+            (f"{name} idle", "base_idle", f"after a {IDLE_GAP * 1e3:g} ms pause"),
             (f"{name} busy", "base_busy", "back to back"),
         ):
             micros, trips = added(key, base)
@@ -283,10 +290,25 @@ def measure(
     if len(measured) > 1:
         ours, *peers = measured
         for peer in peers:
-            for label, micros in figures[ours].items():
+            for (label, micros), (key, base) in zip(
+                figures[ours].items(), (("idle", "base_idle"), ("busy", "base_busy")), strict=True
+            ):
                 theirs = figures[peer][label]
                 ratio = micros / theirs if theirs > 0 else float("nan")
-                print(f"    {ours} / {peer}, {label}: {ratio:5.2f}")
+                each = [
+                    (o - b) / (p - b)
+                    for o, p, b in zip(
+                        rows[f"{ours} {key}"], rows[f"{peer} {key}"], rows[base], strict=True
+                    )
+                    if p > b
+                ]
+                spread = (
+                    f" (each round: {min(each):.2f} to {max(each):.2f}, median "
+                    f"{statistics.median(each):.2f})"
+                    if each
+                    else ""
+                )
+                print(f"    {ours} / {peer}, {label}: {ratio:5.2f}{spread}")
     print("  Redis/sender work per request (background, not in the request's latency):")
     for name in measured:
         for key, label in (

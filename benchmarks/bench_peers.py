@@ -7,9 +7,9 @@ The peers live in a benchmark-only environment, ``.venv-peers`` (this checkout i
 editable beside ``benchmarks/peers-requirements.txt``): the first run creates it with pip and
 runs itself there; they never enter the package's dependencies (their import names,
 ``redis_metrics`` and ``bitmapist``, differ from ours). Each figure alternates peer and ours
-for ``--rounds`` rounds and keeps the median; every result is first checked against Python
-sets and sums, and nothing is printed if one disagrees. The middleware row of issue 13's table
-is ``bench_middleware.py``'s.
+for ``--rounds`` rounds (in the reverse order every other round) and keeps the median; every
+result is first checked against Python sets and sums, and nothing is printed if one disagrees.
+The middleware row of issue 13's table is ``bench_middleware.py``'s.
 """
 
 from __future__ import annotations
@@ -71,11 +71,14 @@ class Trips:
 
 
 def interleaved(rounds: int, runs: dict[str, Callable[[int], float]]) -> dict[str, float]:
-    """Median of ``rounds`` results per run, the runs alternating within each round."""
+    """Median of ``rounds`` results per run, the runs alternating within each round, in the
+    reverse order every other round (whatever drifts during a round, the CPU's clock, another
+    process's load, the keyspace growing, falls on each side alike)."""
     results: dict[str, list[float]] = {name: [] for name in runs}
+    names = list(runs)
     for index in range(rounds):
-        for name, run in runs.items():
-            results[name].append(run(index))
+        for name in names if index % 2 == 0 else reversed(names):
+            results[name].append(runs[name](index))
     return {name: statistics.median(values) for name, values in results.items()}
 
 

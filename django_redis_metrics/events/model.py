@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Literal, overload
+from typing import Any, ClassVar, Literal, NamedTuple, overload
 
 from ..conf import conf
 from ..core import catalogue, deferral
@@ -49,6 +49,16 @@ def validate_retention(retention: object, what: str = "retention") -> float:
 def validate_max_values(value: object, what: str = "max_values") -> int:
     """A cap of distinct values per indexed field: an int in ``[1, MAX_DISTINCT_VALUES]``."""
     return integer(value, what, minimum=1, maximum=MAX_DISTINCT_VALUES)
+
+
+class RecordHead(NamedTuple):
+    """The parts of a record call that depend on the series and the settings only."""
+
+    keys: tuple[str, ...]  # id counter, time index, meta hash, cached window sizes
+    args: tuple[str | int, ...]  # the arguments before the prune budget
+    tail: tuple[str | int, ...]  # the arguments after it, up to the number of events
+    fields: dict[str, tuple[str, str, str]]  # per indexed field: index prefix, values, overflow
+    catalogue: str
 
 
 class EventSeries(SeriesHistory, Metric):
@@ -108,6 +118,7 @@ class EventSeries(SeriesHistory, Metric):
             )
         self._retention = None if retention is None else validate_retention(retention)
         self._max_values = None if max_values is None else validate_max_values(max_values)
+        self._head: tuple[tuple[Any, ...], RecordHead] | None = None
 
     @classmethod
     def from_meta(cls, name: str, meta: Mapping[Any, Any]) -> EventSeries:
@@ -243,26 +254,13 @@ class EventSeries(SeriesHistory, Metric):
 
     def _record_call(self, events: Sequence[Prepared], client: AnyRedisClient) -> ScriptCall:
         inline = catalogue.inline_catalogue(client)
-        retention = "" if self._retention is None else score(self._retention)
-        own_cap = "" if self._max_values is None else self._max_values
-        keys: list[str] = [self.key("seq"), self.time_key, self.meta_key, self.sizes_key]
+        head = self._record_head(inline)
+        keys: list[str] = [*head.keys]
         positions: dict[tuple[str, str], int] = {}
         args: list[str | int | bytes] = [
-            self.key("e", ""),
-            self.key("cache", ""),
-            self.name,
-            int(inline),
-            retention,
-            own_cap,
-            self.max_values,
-            OTHER_VALUE,
-            score(self.retention),
-            MAX_AHEAD,
+            *head.args,
             self.PRUNE_PER_WRITE and max(self.PRUNE_PER_WRITE, 2 * len(events)),
-            self.key("values", ""),
-            self.key("by", ""),
-            len(self.index),
-            *self.index,
+            *head.tail,
             len(events),
         ]
         for at, flat, entries in events:
@@ -271,15 +269,52 @@ class EventSeries(SeriesHistory, Metric):
                 position = positions.get(entry)
                 if position is None:
                     position = positions[entry] = len(keys) + 1
-                    keys += [
-                        self.index_key(*entry),
-                        self.values_key(entry[0]),
-                        self.index_key(entry[0], OTHER_VALUE),
-                    ]
+                    field_keys = head.fields[entry[0]]
+                    keys += [f"{field_keys[0]}{entry[1]}", field_keys[1], field_keys[2]]
                 args += [position, entry[1]]
         if inline:
-            keys.append(catalogue_key(KIND))
+            keys.append(head.catalogue)
         return ScriptCall(script("events_record"), keys, args, self._recorded_steps)
+
+    def _record_head(self, inline: bool) -> RecordHead:
+        """What every record call of this series sends whatever its events (keys, settings),
+        built once per configuration: a write reads three settings instead of a dozen key
+        names' worth, and builds no key it built before (``record`` is one by one hot)."""
+        prefix = conf.PREFIX
+        config = (prefix, self.name, self.index, inline, self.retention, self.max_values)
+        cached = self._head
+        if cached is not None and cached[0] == config:
+            return cached[1]
+        own_retention = "" if self._retention is None else score(self._retention)
+        own_cap = "" if self._max_values is None else self._max_values
+        base = self.key()
+        head = RecordHead(
+            keys=(f"{base}:seq", f"{base}:time", f"{base}:meta", f"{base}:cachesizes"),
+            args=(
+                f"{base}:e:",
+                f"{base}:cache:",
+                self.name,
+                int(inline),
+                own_retention,
+                own_cap,
+                config[5],
+                OTHER_VALUE,
+                score(config[4]),
+                MAX_AHEAD,
+            ),
+            tail=(f"{base}:values:", f"{base}:by:", len(self.index), *self.index),
+            fields={
+                field: (
+                    f"{base}:by:{field}:",
+                    f"{base}:values:{field}",
+                    f"{base}:by:{field}:{OTHER_VALUE}",
+                )
+                for field in self.index
+            },
+            catalogue=catalogue_key(KIND),
+        )
+        self._head = (config, head)
+        return head
 
     def _recorded_steps(self, reply: Any) -> Steps[int]:
         """A record's follow-up: the series listed if its script says so (on a cluster); the

@@ -32,7 +32,10 @@ def prepare(series: EventSeries, when: When, fields: Mapping[str, Any]) -> Prepa
     for field, value in fields.items():
         valid_field(field)
         stored, text = encode_value(field, value)
-        encoded = utf8(stored, f"The value of field {shown(field)}")
+        try:
+            encoded = stored.encode("utf-8")
+        except UnicodeEncodeError:  # the clear error, worded only when it is raised
+            encoded = utf8(stored, f"The value of field {shown(field)}")
         indexed = field in series.index
         if indexed and len(encoded) - 2 > series.MAX_INDEXED_VALUE_BYTES:  # the text, untagged
             raise ValueError(

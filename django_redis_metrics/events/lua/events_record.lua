@@ -63,9 +63,12 @@ if not n_index or n_index < 0 then
     return fail('bad number of indexed fields')
 end
 local meta = {'retention', ARGV[5], 'max_values', ARGV[6]}
+local meta_fields = {'listed', 'x', 'retention', 'max_values'}
 for i = 1, n_index do
-    meta[#meta + 1] = 'i:' .. ARGV[a + i]
+    local name = 'i:' .. ARGV[a + i]
+    meta[#meta + 1] = name
     meta[#meta + 1] = '1'
+    meta_fields[#meta_fields + 1] = name
 end
 a = a + n_index + 1
 local n_events = tonumber(ARGV[a])
@@ -111,20 +114,70 @@ if a ~= #ARGV + 1 then
 end
 -- Every key written below must hold the right type (these reads fail before any write if not),
 -- and the counter must stay an exact integer.
-local stored = redis.call('HMGET', KEYS[3], 'listed', 'x')
+-- The configuration is written only when it changed (most records find it as it is); a
+-- series indexing more fields than one HMGET's arguments may hold (Lua's unpack) writes it.
+local meta_changed = #meta_fields > 1000
+local stored = redis.call('HMGET', KEYS[3], unpack(meta_fields, 1, meta_changed and 2 or nil))
 local unlisted = not stored[1]
+for i = 2, meta_changed and 0 or #meta, 2 do
+    if stored[2 + i / 2] ~= meta[i] then
+        meta_changed = true
+        break
+    end
+end
 local seq = redis.call('GET', KEYS[1])
 if seq and (not string.match(seq, '^%d+$') or tonumber(seq) + n_events >= 2 ^ 53) then
     return fail('the id counter ' .. KEYS[1] .. ' holds ' .. seq)
 end
 local newest = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
-local new_values = {}
-for k = 5, last_key, 3 do
-    redis.call('ZCARD', KEYS[k])
-    if redis.call('SCARD', KEYS[k + 1]) == 0 then
-        new_values[k + 1] = true  -- created below: it needs its TTL
+-- Events older than the retention before the newest one (never past the clock) are not kept.
+local anchor = math.min(math.max(latest, tonumber(newest[2]) or latest), now)
+local cutoff = anchor - retention
+-- Where each index entry goes, decided here as the writes below will find the sets: a value
+-- already seen is indexed under itself (one SISMEMBER, nothing more to write to its values
+-- set); a new one is counted against the cap (SCARD, once per set) and indexed under itself,
+-- or under the overflow value once the set holds the cap. Each key written is type-checked.
+local sets, checked = {}, {}
+local function check(key)
+    if not checked[key] then
+        redis.call('ZCARD', key)
+        checked[key] = true
     end
-    redis.call('ZCARD', KEYS[k + 2])
+end
+for _, event in ipairs(events) do
+    local targets = {}
+    for j = 0, event.t >= cutoff and event.n_entries - 1 or -1 do
+        local p = event.entries + 2 * j
+        local k = tonumber(ARGV[p])
+        local value, name = ARGV[p + 1], KEYS[k + 1]
+        local set = sets[name]
+        if not set then
+            set = {seen = {}}
+            sets[name] = set
+        end
+        local member = set.seen[value]
+        if member == nil then
+            member = redis.call('SISMEMBER', name, value) == 1
+            set.seen[value] = member
+        end
+        local index, add = KEYS[k], nil
+        if not member then
+            if not set.card then
+                set.card = redis.call('SCARD', name)
+                set.new = set.card == 0  -- created below: it needs its TTL
+            end
+            if set.card >= cap then
+                index, value = KEYS[k + 2], overflow
+            else
+                set.card = set.card + 1
+                set.seen[value] = true
+            end
+            add = set
+        end
+        check(index)
+        targets[#targets + 1] = {index, value, name, add}
+    end
+    event.targets = targets
 end
 local sizes = cached_sizes(KEYS[4], ARGV[2])
 for _, size in ipairs(sizes) do
@@ -134,22 +187,21 @@ for _, size in ipairs(sizes) do
     end
     redis.call('ZCARD', size[3])
 end
-if has_catalogue then
+if unlisted and has_catalogue then
     redis.call('ZSCORE', KEYS[#KEYS], ARGV[3])
 end
 
 -- Phase 2: write (no command below can fail on the keys and arguments checked above).
 local series_ttl = math.ceil(2 * retention * 1000)
 local hash_ttl = math.ceil(3 * retention * 1000)
--- Events older than the retention before the newest one (never past the clock) are not kept.
-local anchor = math.min(math.max(latest, tonumber(newest[2]) or latest), now)
-local cutoff = anchor - retention
 local function hset(key, list, first, last)
     for i = first, last, 1000 do
         redis.call('HSET', key, unpack(list, i, math.min(i + 999, last)))
     end
 end
-hset(KEYS[3], meta, 1, #meta)
+if meta_changed then
+    hset(KEYS[3], meta, 1, #meta)
+end
 local first = redis.call('INCRBY', KEYS[1], n_events) - n_events + 1
 for e, event in ipairs(events) do
     if event.t >= cutoff then
@@ -160,21 +212,16 @@ for e, event in ipairs(events) do
         hset(hash, ARGV, event.first, event.last)
         redis.call('PEXPIRE', hash, hash_ttl)
         redis.call('ZADD', KEYS[2], event.ts, id)
-        for j = 0, event.n_entries - 1 do
-            local p = event.entries + 2 * j
-            local k = tonumber(ARGV[p])
-            local index, value = KEYS[k], ARGV[p + 1]
-            -- The cap: a value not seen yet, once the field holds the cap, goes to the overflow.
-            if redis.call('SISMEMBER', KEYS[k + 1], value) == 0
-                and redis.call('SCARD', KEYS[k + 1]) >= cap then
-                index, value = KEYS[k + 2], overflow
-            end
+        for _, target in ipairs(event.targets) do
+            local index, value, name, set = target[1], target[2], target[3], target[4]
             redis.call('ZADD', index, event.ts, id)
             redis.call('PEXPIRE', index, series_ttl)
-            redis.call('SADD', KEYS[k + 1], value)
-            if new_values[k + 1] then
-                redis.call('PEXPIRE', KEYS[k + 1], series_ttl)
-                new_values[k + 1] = nil
+            if set then
+                redis.call('SADD', name, value)
+                if set.new then
+                    redis.call('PEXPIRE', name, series_ttl)
+                    set.new = false
+                end
             end
         end
         local t = event.t
