@@ -63,6 +63,9 @@ def test_two_passes_racing_archive_exact_totals(
     found = rows.filter(kind="counter").values_list("series", "start", "count")
     assert {(series, start): count for series, start, count in found} == counts
     assert sum(rows.filter(kind="statistic").values_list("count", flat=True)) == SERIES * SLICES * 3
-    cursors = ArchiveCursor.objects.using(archive_db).values_list("kind", "until")
+    sliced = ("counter", "gauge", "statistic")  # the kinds this test writes, by slices
+    cursors = (
+        ArchiveCursor.objects.using(archive_db).filter(kind__in=sliced).values_list("kind", "until")
+    )
     until = first + SLICES * 3600
     assert sorted(cursors) == [("counter", until), ("gauge", until), ("statistic", until)]
