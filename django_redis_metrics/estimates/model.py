@@ -44,6 +44,7 @@ from ..core.steps import Op, Steps
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int, shown
 from .archived import split_archived
+from .history import EstimateHistory
 from .items import normalize_item
 from .keys import KIND
 from .query import EstimateQuery, script
@@ -74,7 +75,7 @@ def _bounded(name: str, timestamp: float, zone: tzinfo, keep: int) -> tuple[Peri
     return found
 
 
-class UniqueEstimate(PeriodicMetric):
+class UniqueEstimate(PeriodicMetric, EstimateHistory):
     """Approximate distinct items (visitors, sessions, search terms) per calendar period.
 
     >>> visitors = UniqueEstimate("visitors")

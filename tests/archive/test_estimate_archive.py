@@ -116,3 +116,27 @@ def test_the_async_count_reads_the_archive(metrics_settings: Any) -> None:
             await sync_to_async(connections.close_all)()
 
     assert run(main) == (before, before)
+
+
+@pytest.mark.parametrize("labelled", [False, True], ids=["plain", "labelled"])
+def test_history_answers_what_redis_answered_before_it_forgot(
+    metrics_settings: Any, labelled: bool
+) -> None:
+    now = time.time()
+    options = {"labels": ("plan",)} if labelled else {}
+    visitors, pairs = filled("visitors", now, 9, **options)
+    for i, (item, when) in enumerate(pairs):
+        target = visitors.labels(plan="ab"[i % 2]) if labelled else visitors
+        target.add(item, when)
+    first = Week.containing(now, ZONE).shift(-9)
+    before = visitors.history("week", first.start_ts, now)
+    assert [start for start, _ in before] == [int(first.shift(i).start_ts) for i in range(10)]
+    weeks = by_period(pairs, "week", ZONE)
+    for start, count in before:
+        truth = weeks.get(Week.containing(start, ZONE), set())
+        assert count == pytest.approx(len(truth), rel=0.03, abs=1)
+    archive_all(now=now, kinds=["estimate"])
+    metrics_settings(ESTIMATE_RETENTION=FORGETFUL)  # Redis keeps 2 weeks: the rest archived
+    assert visitors.history("week", first.start_ts, now) == before
+    with pytest.raises(ValueError, match="Unknown period 'year'"):
+        visitors.history("year", first.start_ts, now)
