@@ -4,6 +4,7 @@ the same run.
 
     python benchmarks/bench_cleaner.py [--counters 100,1000,10000] [--series 100,1000]
         [--bitmaps 100,1000] [--statistics 100,1000] [--baseline REF | --no-baseline]
+        [--foreign 900000 --foreign-counters 100 --foreign-baseline REF]
 
 Each size gets fresh metrics under two prefixes, written the same way by this checkout (the
 write scripts are the same at both commits), one prefix cleaned by this checkout in this
@@ -22,6 +23,12 @@ of its main thread per metric (``INFO cpu``; the reader's reads included, the sa
 sides) and its slowest command (``SLOWLOG``: how long a pass may hold Redis). Meanwhile a
 reader in another process times ``Counter.recent(60)`` (what the admin list page reads per
 counter), a read every millisecond: what a site sees while a pass runs.
+
+``--foreign N`` adds a scenario (alone with ``--counters '' --series '' --bitmaps ''
+--statistics ''``): ``--foreign-counters`` busy counters among N keys of another application,
+a whole ``clean_metrics`` pass (every cleaner) timed twice, by this checkout and by
+``--foreign-baseline`` (main before the temporary keys' sweep marker, whose every first pass
+scanned the whole keyspace for stray temporary keys).
 """
 
 from __future__ import annotations
@@ -44,6 +51,10 @@ HOUR = 3600
 #: Seconds after the writes that a kind is cleaned at: 10 % of the event series then hold only
 #: expired events, 10 % of the bitmaps only expired hours.
 LATER = {"events": 1200, "bitmap": 12 * HOUR}
+#: main before the temporary keys' sweep marker (issue 23): a pass scanned every key.
+FOREIGN_BASELINE = "5e4e82d"
+#: Keys written per pipelined round trip when filling the database with foreign keys.
+FOREIGN_CHUNK = 10_000
 #: Commands slower than this (µs) are counted, and the slowest reported (Redis's SLOWLOG).
 SLOW_US = 1000
 
@@ -158,6 +169,66 @@ def timed_passes(kind: str) -> dict[str, Any]:
     }
 
 
+def populate_foreign(count: int) -> None:
+    """``count`` small keys of another application (another prefix, no hash tag)."""
+    from django_redis_metrics import get_redis_connection
+
+    client = get_redis_connection()
+    for start_at in range(0, count, FOREIGN_CHUNK):
+        pipe = client.pipeline(transaction=False)
+        for index in range(start_at, min(start_at + FOREIGN_CHUNK, count)):
+            pipe.set(f"other-app:session:{index}", b"x")
+        pipe.execute()
+
+
+def full_passes() -> dict[str, Any]:
+    """Two whole ``clean_metrics`` passes (every cleaner, ``passes=0``: the first of a loop),
+    timed: the first may do one-time work, the second is what every pass then costs."""
+    from django_redis_metrics.cleanup import clean_all
+
+    timed: dict[str, Any] = {}
+    for label in ("first", "second"):
+        started = time.perf_counter()
+        reports = clean_all(passes=0)
+        timed[label] = {
+            "ms": (time.perf_counter() - started) * 1000,
+            "temporary": next(r.summary() for r in reports if r.kind == "temporary"),
+        }
+    return timed
+
+
+def foreign_scenario(options: argparse.Namespace, server: Any) -> None:
+    """``--foreign-counters`` counters among ``--foreign`` foreign keys, ours against the
+    baseline's, on the same server in the same run."""
+    tree = None if options.no_baseline else baseline_tree(options.foreign_baseline)
+    now = time.time()
+    for prefix in ("ours-foreign", "base-foreign"):
+        configure(server.url, prefix, CLUSTER=options.cluster)
+        populate("counter", options.foreign_counters, now)
+    populate_foreign(options.foreign)
+    configure(server.url, "ours-foreign", CLUSTER=options.cluster)
+    ours = full_passes()
+    base = None
+    if tree is not None:
+        base = run_worker(
+            Path(__file__),
+            tree,
+            f"--url={server.url}",
+            "--prefix=base-foreign",
+            "--kind=all",
+            *(["--cluster"] if options.cluster else []),
+        )
+    for label in ("first", "second"):
+        then = base[label]["ms"] if base else float("nan")
+        print(
+            f"whole pass, {options.foreign_counters} counters among {options.foreign:,} foreign "
+            f"keys, {label:6} pass: now {ours[label]['ms']:8.1f} ms, baseline {then:8.1f} ms, "
+            f"ratio {ours[label]['ms'] / then:6.3f}\n{'':15} now: {ours[label]['temporary']}"
+            + (f"\n{'':15} baseline: {base[label]['temporary']}" if base else ""),
+            flush=True,
+        )
+
+
 def start_cluster() -> Any:
     """A private 3-master Redis Cluster, with Django configured to use it."""
     from django_redis_metrics.testing import RedisClusterServers
@@ -182,6 +253,11 @@ def main() -> None:
     parser.add_argument(
         "--cluster", action="store_true", help="on a private 3-master Redis Cluster instead"
     )
+    parser.add_argument(
+        "--foreign", type=int, default=0, help="foreign keys of the foreign-keys scenario"
+    )
+    parser.add_argument("--foreign-counters", type=int, default=100)
+    parser.add_argument("--foreign-baseline", default=FOREIGN_BASELINE)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--prefix", help=argparse.SUPPRESS)
@@ -190,10 +266,18 @@ def main() -> None:
     if options.worker:  # a baseline pass: the earlier package, the same server and data
         use_tree(options.worker)
         configure(options.url, options.prefix, CLUSTER=options.cluster)
+        if options.kind == "all":
+            print(json.dumps(full_passes()))
+            return
         print(json.dumps(timed_passes(options.kind)))
         return
     server = start_cluster() if options.cluster else start()
-    tree = None if options.no_baseline else baseline_tree(options.baseline)
+    tree = None
+    if not options.no_baseline and any(
+        plan_text
+        for plan_text in (options.counters, options.series, options.bitmaps, options.statistics)
+    ):
+        tree = baseline_tree(options.baseline)
     plan = {
         "counter": options.counters,
         "events": options.series,
@@ -222,6 +306,8 @@ def main() -> None:
                     )
                 rows.append((kind, size, ours, base))
                 report(rows[-1])
+        if options.foreign:
+            foreign_scenario(options, server)
     finally:
         if options.cluster:
             server.stop()

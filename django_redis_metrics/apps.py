@@ -15,12 +15,14 @@ class DjangoRedisMetricsConfig(AppConfig):
     def ready(self) -> None:
         from . import checks, wiring_checks
         from .alerts import registry as alerts
+        from .archive import checks as archive_checks
         from .core.base import Metric
         from .core.queries import declared
         from .funnels import declared as funnels
 
         register(Tags.compatibility)(checks.check_settings)
         register(Tags.compatibility)(wiring_checks.check_middleware_order)
+        register(Tags.compatibility)(archive_checks.check_archive_precisions)
         register()(wiring_checks.check_redis_answers)
         # Like admin.py: every installed app's metrics.py is imported at start-up, so the
         # metrics it declares exist before the first request.

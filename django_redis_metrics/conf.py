@@ -114,8 +114,8 @@ class Settings(SettingsReader, InsightSettings, ArchiveSettings):
         DEFAULT_SAMPLES,
         int,
         "Default number of slices a `Counter` keeps per precision, enforced as it is written; at "
-        "most 10,000. Up to 127 (Redis's default `hash-max-listpack-entries` is 128, and a write "
-        "adds a slice before it deletes the one that fell out) each precision hash stays in the "
+        "most 10,000. Below the server's `hash-max-listpack-entries` (512 by default; a write adds "
+        "a slice before it deletes the one that fell out) each precision hash stays in the "
         "compact encoding, about 7 bytes per slice; above, about 60.",
         check="E009",
         validator=f"{PACKAGE}.core.retention.validate_samples",

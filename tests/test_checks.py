@@ -70,6 +70,12 @@ def test_defaults_and_good_settings_pass(settings):
         ({"ESTIMATE_RETENTION": {"day": 0}}, ["django_redis_metrics.E070"]),
         ({"ESTIMATE_RETENTION": {"year": 3}}, ["django_redis_metrics.E070"]),
         ({"ESTIMATE_RETENTION": [("day", 3)]}, ["django_redis_metrics.E070"]),
+        ({"ARCHIVE_DATABASE": "archive"}, ["django_redis_metrics.E090"]),
+        ({"ARCHIVE_DATABASE": 1}, ["django_redis_metrics.E090"]),
+        ({"ARCHIVE_PRECISIONS": (3600, 0)}, ["django_redis_metrics.E091"]),
+        ({"ARCHIVE_PRECISIONS": "3600"}, ["django_redis_metrics.E091"]),
+        ({"ARCHIVE_BATCH": 0}, ["django_redis_metrics.E092"]),
+        ({"ARCHIVE_BATCH": 10_001}, ["django_redis_metrics.E092"]),
         # The sender's keys, in SENDER or (moved, with a warning) flat.
         ({"SENDER": [("DELAY", 1)]}, ["django_redis_metrics.E049"]),
         ({"SENDER": {"DELAYS": 1}}, ["django_redis_metrics.W001"]),

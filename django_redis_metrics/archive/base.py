@@ -100,10 +100,11 @@ def cursor(kind: str, precision: str | int, using: str) -> int | None:
 def advance_cursor(kind: str, precision: str | int, until: int, using: str) -> None:
     """Move the cursor of ``kind``'s ``precision`` to ``until``; never back (two passes at once
     each move it to where they got, and the furthest wins)."""
+    rows = ArchiveCursor.objects.using(using)
     with transaction.atomic(using=using):
-        rows = ArchiveCursor.objects.using(using)
-        updated = rows.filter(kind=kind, precision=str(precision), until__lt=until).update(
-            until=until
+        found, created = rows.get_or_create(
+            kind=kind, precision=str(precision), defaults={"until": until}
         )
-        if not updated:
-            rows.get_or_create(kind=kind, precision=str(precision), defaults={"until": until})
+        if not created:
+            # A filtered UPDATE: of two passes, the one that got further wins, whatever the order.
+            rows.filter(pk=found.pk, until__lt=until).update(until=until)

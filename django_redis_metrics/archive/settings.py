@@ -18,7 +18,7 @@ class ArchiveSettings:
         str,
         "The alias of the Django database that keeps the [history](history.md) Redis forgets "
         "(its tables come with the app's migrations: migrate that database).",
-        check="E070",
+        check="E090",
         validator=f"{PACKAGE}.archive.bounds.validate_database",
     )
 
@@ -28,7 +28,7 @@ class ArchiveSettings:
         "Slice lengths, in seconds, of counters, statistics and gauges that archive passes keep "
         "(each must be one of the kind's precisions); `()` archives none. Each costs one row per "
         "series and slice.",
-        check="E071",
+        check="E091",
         validator=f"{PACKAGE}.archive.bounds.validate_precisions",
     )
 
@@ -37,6 +37,6 @@ class ArchiveSettings:
         int,
         "Series one archive step reads from Redis and writes to the database at a time (1 to "
         "10,000): a pass holds at most this many series' slices in memory.",
-        check="E072",
+        check="E092",
         validator=f"{PACKAGE}.archive.bounds.validate_batch",
     )

@@ -22,6 +22,7 @@ from .queries.measures import Grouped
 from .queries.queryset import MetricQuerySet
 from .queries.selection import Builder
 from .scripts import script
+from .shards import SHARD_LABEL
 from .steps import Op, Pipe, Script, Steps
 
 PAGE = 500
@@ -117,7 +118,8 @@ def validate_member(name: object, what: str = "metric name") -> str:
     found = split(name)
     validate_name(found.name, what)
     for label, value in found.labels:
-        validate_label_names((label,), f"the series {name!r}")
+        if label != SHARD_LABEL:  # a shard of a sharded metric (``core/shards.py``)
+            validate_label_names((label,), f"the series {name!r}")
         label_value(value, label)
     return name
 

@@ -202,6 +202,19 @@ def _cache_alias_client(alias: str) -> RedisClient:
     )
 
 
+def client_for_url(url: str) -> redis.Redis:
+    """A new client on a Redis other than the configured one, by its URL (``redis://``,
+    ``rediss://``, ``unix://``), with the configured timeouts: ``import_metrics`` reading another
+    app's keys. Not cached: the caller closes it."""
+    if not url.startswith(URL_SCHEMES[:3]):
+        raise ValueError(f"{redacted(url)!r} is not a redis://, rediss:// or unix:// URL.")
+    return redis.Redis.from_url(
+        url,
+        socket_timeout=float(conf.SOCKET_TIMEOUT),
+        socket_connect_timeout=float(conf.SOCKET_CONNECT_TIMEOUT),
+    )
+
+
 def refresh_cluster_slots(client: RedisClient) -> None:
     """Reload ``client``'s slot map from any node that answers (the sender's slot watch, once a
     node names a newly promoted master); a no-op for a single node, and silent while no node

@@ -32,14 +32,18 @@ MIN_RETENTION = 1
 MAX_RETENTION = 100 * 366 * 86400
 #: Coarsest precision of a metric kept in slices: 366 days.
 MAX_PRECISION = 366 * 86400
-#: Most slices kept per precision. Up to Redis's ``hash-max-listpack-entries`` (128 by default)
-#: a precision's hash stays in the compact listpack encoding (about 7 bytes per slice); above
-#: it, a hashtable (about 60 bytes per slice). A write after a pause deletes up to this many
-#: fields, so it also bounds the work of one write.
+#: Most slices kept per precision. Below the server's ``hash-max-listpack-entries`` (512 by
+#: default) a precision's hash stays in the compact listpack encoding (about 7 bytes per
+#: slice); above it, a hashtable (about 60 bytes per slice). A write after a pause deletes up
+#: to this many fields, so it also bounds the work of one write.
 MAX_SAMPLES = 10_000
 #: Most precisions of one metric (each is a hash written by every write).
 MAX_PRECISIONS = 64
-#: Redis's default ``hash-max-listpack-entries``: most fields of a hash in the compact encoding.
+#: The ``hash-max-listpack-entries`` assumed only where the server refuses ``CONFIG GET`` (a
+#: managed Redis, an ACL): a cautious guess below Redis's own default of 512, since managed
+#: services often lower it; a wrong guess costs a compaction skipped or a rewrite that stays a
+#: hashtable, never data. Everywhere else the server's value is read
+#: (``core.cleaning.listpack_entries``).
 LISTPACK_ENTRIES = 128
 
 

@@ -31,7 +31,7 @@ from ..core.batch import ScriptCall, run_calls
 from ..core.cleaning import BATCH_SIZE, CleanupReport, compact, listpack_entries, retire
 from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import catalogue_key, metric_key, to_str
-from ..core.retention import LISTPACK_ENTRIES, MAX_AHEAD
+from ..core.retention import MAX_AHEAD
 from ..core.sliced import precision_samples
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import positive_int
@@ -89,7 +89,7 @@ def clean_counters(
         passes=passes,
         dry_run=dry_run,
         batch_size=batch_size,
-        entries=LISTPACK_ENTRIES if dry_run else listpack_entries(client),
+        entries=listpack_entries(client),
         budget=budget,
         inline=catalogue.inline_catalogue(client),
         report=CleanupReport(COUNTER_KIND, dry_run=dry_run),

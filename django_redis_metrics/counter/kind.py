@@ -13,4 +13,5 @@ ENTRY = Kind(
     cleaner=clean_counters,
     exposition=counter_families,
     admin="django_redis_metrics.admin.counters.PAGES",
+    archiver="django_redis_metrics.counter.archive.archive_counters",
 )

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
+from ..archive.history import HistoryReads
 from ..core import catalogue, deferral
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
@@ -24,6 +25,7 @@ from ..core.labels.admission import aadmitted, admitted
 from ..core.labels.aggregate import with_series
 from ..core.retention import MAX_AHEAD
 from ..core.scripts import ScriptLibrary
+from ..core.shards import validate_shards
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, Read, Steps, reads_of
 from ..core.timeutil import When, slice_start, to_timestamp
@@ -45,7 +47,7 @@ def validate_count(count: object) -> int:
     return count
 
 
-class Counter(SlicedMetric):
+class Counter(HistoryReads, SlicedMetric):
     """A named counter at several precisions.
 
     >>> hits = Counter("hits")
@@ -57,6 +59,7 @@ class Counter(SlicedMetric):
     LABEL: ClassVar[str] = "counter"
     PRECISIONS_SETTING: ClassVar[str] = "COUNTER_PRECISIONS"
     SAMPLES_SETTING: ClassVar[str] = "COUNTER_SAMPLES"
+    HISTORY_SPEC: ClassVar[str] = "django_redis_metrics.counter.archive.HISTORY"
     objects: ClassVar[catalogue.MetricManager[Counter]] = catalogue.MetricManager()
 
     #: Most (slice, count) pairs sent in one script call by ``incr_many``.
@@ -65,6 +68,33 @@ class Counter(SlicedMetric):
     MAX_RECENT: ClassVar[int] = 100_000
     #: Slices asked for per HSCAN step or HMGET.
     READ_CHUNK: ClassVar[int] = 1000
+
+    # Sharding (core/shards.py): the constructor's ``shards``; writes pick a shard in
+    # ``labels.admission.admitted``, reads add the shards in ``labels.aggregate.with_series``.
+
+    #: Shards the counter's writes spread over (1: unsharded).
+    shards: int = 1
+
+    def __init__(
+        self,
+        name: str,
+        precisions: Sequence[int] | None = None,
+        samples: int | None = None,
+        *,
+        labels: Sequence[str] = (),
+        max_series: int | None = None,
+        shards: int = 1,
+    ) -> None:
+        """``shards=N`` (1 to ``MAX_SHARDS``, 64) spreads the increments over ``N`` keys on
+        ``N`` Redis Cluster slots, a shard picked per write; every read adds them up."""
+        super().__init__(name, precisions, samples, labels=labels, max_series=max_series)
+        self.shards = validate_shards(shards, self.label_names, f"{self.LABEL} {self.name!r}")
+
+    def _describe(self) -> str:
+        described = super()._describe()
+        return described if self.shards == 1 else f"{described} shards={self.shards}"
+
+    # (end of sharding)
 
     # Writing
 

@@ -13,4 +13,5 @@ ENTRY = Kind(
     cleaner=clean_gauges,
     exposition=gauge_families,
     admin="django_redis_metrics.admin.gauges.PAGES",
+    archiver="django_redis_metrics.gauge.archive.archive_gauges",
 )

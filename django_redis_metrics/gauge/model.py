@@ -12,6 +12,7 @@ from decimal import Decimal
 from functools import partial
 from typing import Any, ClassVar
 
+from ..archive.history import HistoryReads
 from ..core import catalogue, deferral
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps
@@ -34,7 +35,7 @@ script = ScriptLibrary(__name__.rpartition(".")[0])
 LATEST = "v"
 
 
-class Gauge(SlicedMetric):
+class Gauge(HistoryReads, SlicedMetric):
     """A value set from time to time, kept at several precisions.
 
     >>> queue = Gauge("queue:emails")
@@ -47,6 +48,7 @@ class Gauge(SlicedMetric):
     LABEL: ClassVar[str] = "gauge"
     PRECISIONS_SETTING: ClassVar[str] = "COUNTER_PRECISIONS"
     SAMPLES_SETTING: ClassVar[str] = "COUNTER_SAMPLES"
+    HISTORY_SPEC: ClassVar[str] = "django_redis_metrics.gauge.archive.HISTORY"
     objects: ClassVar[catalogue.MetricManager[Gauge]] = catalogue.MetricManager()
 
     #: Slices asked for per HSCAN step.

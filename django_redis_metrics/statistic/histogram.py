@@ -170,3 +170,9 @@ def parse_merged(texts: Iterable[bytes | str | None]) -> Summary:
 def quantile_of(text: bytes | str | None, q: float) -> float | None:
     """The ``q``-quantile of a slice from its text in Redis (``None``: an empty slice)."""
     return None if text is None else Slice.from_text(text).quantile(q)
+
+
+def parse_merged_slices(slices: Iterable[Slice]) -> Summary:
+    """The summary of several slices taken as one (``empty()`` if none holds a value)."""
+    merged = merge(slices)
+    return empty() if merged is None else summarize(merged)

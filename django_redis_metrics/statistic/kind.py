@@ -13,4 +13,5 @@ ENTRY = Kind(
     cleaner=clean_statistics,
     exposition=statistic_families,
     admin="django_redis_metrics.admin.statistics.PAGES",
+    archiver="django_redis_metrics.statistic.archive.archive_statistics",
 )

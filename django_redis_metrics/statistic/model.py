@@ -17,6 +17,7 @@ from decimal import Decimal
 from functools import partial
 from typing import Any, ClassVar
 
+from ..archive.history import HistoryReads
 from ..core import catalogue, deferral
 from ..core.aio import get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
@@ -37,7 +38,7 @@ from .keys import KIND
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
 
-class Statistic(SlicedMetric):
+class Statistic(HistoryReads, SlicedMetric):
     """Aggregates of measured values at several precisions.
 
     >>> latency = Statistic("latency:home")
@@ -51,6 +52,7 @@ class Statistic(SlicedMetric):
     LABEL: ClassVar[str] = "statistic"
     PRECISIONS_SETTING: ClassVar[str] = "STATISTIC_PRECISIONS"
     SAMPLES_SETTING: ClassVar[str] = "STATISTIC_SAMPLES"
+    HISTORY_SPEC: ClassVar[str] = "django_redis_metrics.statistic.archive.HISTORY"
     objects: ClassVar[catalogue.MetricManager[Statistic]] = catalogue.MetricManager()
 
     #: Most values one script call of ``record_many`` adds (each is parsed in the script,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from django_redis_metrics.archive.base import advance_cursor, cursor
 from django_redis_metrics.models import ArchivedSlice
 
 from .conftest import ARCHIVE_DATABASES
@@ -36,3 +37,14 @@ def test_an_upsert_sets_a_slice_and_never_adds(archive_db: str) -> None:
     upsert(5)
     upsert(7)
     assert list(rows.values_list("series", "start", "count")) == [("hits", 7200, 7)]
+
+
+def test_a_cursor_moves_forward_only(archive_db: str) -> None:
+    """Two passes racing each advance the cursor to where they got: whatever the order, the
+    furthest wins (a created cursor included)."""
+    advance_cursor("counter", 3600, 7200, archive_db)
+    advance_cursor("counter", 3600, 3600, archive_db)
+    assert cursor("counter", 3600, archive_db) == 7200
+    advance_cursor("counter", 3600, 10800, archive_db)
+    assert cursor("counter", 3600, archive_db) == 10800
+    assert cursor("counter", 86400, archive_db) is None

@@ -225,6 +225,7 @@ def test_a_refused_write_to_a_new_series_stores_no_data(single: Any) -> None:
     assert hits.total(DAY) == 0
 
 
+@pytest.mark.django_db(transaction=True)  # clean_metrics archives
 def test_series_are_listed_cleaned_and_exposed_like_metrics(backend: Any) -> None:
     from django.core.management import call_command
 

@@ -272,6 +272,7 @@ def test_preen_removes_old_events_entirely(backend: Any) -> None:
     assert EventSeries.objects.names() == []
 
 
+@pytest.mark.django_db(transaction=True)  # clean_metrics archives
 def test_cleaner_and_clean_metrics(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The cleaner removes what writes left (here, none is removed as it is written)."""
     monkeypatch.setattr(EventSeries, "PRUNE_PER_WRITE", 0)

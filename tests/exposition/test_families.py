@@ -146,3 +146,11 @@ def test_a_key_of_another_type_is_left_out_not_the_scrape(exposition: str) -> No
     found = samples(exposition)
     assert found[(f"{NS}_hits_total", ())] == 1
     assert not [name for name, _ in found if "stray" in name or "gone" in name]
+
+
+def test_a_sharded_counter_is_one_sample_its_shards_added(exposition: str) -> None:
+    hot = Counter("hot", shards=4)
+    for count in range(1, 41):
+        hot.incr(count)
+    family = families(exposition)[f"{NS}_hot"]
+    assert [(s.labels, s.value) for s in family.samples] == [({}, 820)]

@@ -169,6 +169,7 @@ def test_the_async_api_and_the_sender_work_as_the_limited_user(
     assert Counter("sent").total(86400) == 1
 
 
+@pytest.mark.django_db(transaction=True)  # clean_metrics archives
 def test_clean_metrics_runs_as_the_limited_user(as_metrics_user: TLSRedisServer) -> None:
     Counter("cleaned").incr()
     EventSeries("cleaned_events").record(kind="x")
@@ -233,6 +234,7 @@ def test_the_sender_logs_a_denied_write_and_goes_on(
         reset_connections()
 
 
+@pytest.mark.django_db(transaction=True)  # clean_metrics archives
 def test_on_redis_cluster_the_user_needs_the_slot_map_and_restore(settings: Any) -> None:
     def cluster_as(rules: str) -> RedisClusterServers:
         user = f"metrics on >{PASSWORD} resetkeys ~{PREFIX}:* resetchannels {rules}"

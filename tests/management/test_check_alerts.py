@@ -36,6 +36,7 @@ def test_check_alerts_runs_one_pass(spike: Alert) -> None:
     assert out == "alerts: 1 evaluated, 0 changed\n"
 
 
+@pytest.mark.django_db(transaction=True)  # clean_metrics archives
 def test_each_clean_metrics_pass_evaluates_the_alerts(spike: Alert) -> None:
     out, _ = run("clean_metrics", "--loop", "--max-passes", "1", "--interval", "1")
     assert "pass 0: alerts: 1 evaluated, 1 changed (spike: normal -> firing)" in out

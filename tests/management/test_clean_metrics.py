@@ -16,12 +16,16 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from django_redis_metrics import Counter, EventSeries, UniqueBitmap, cleanup
+from django_redis_metrics.archive.passes import archivers
 from django_redis_metrics.bitmaps import model as bitmap_model
 from django_redis_metrics.bitmaps.retention import MAX_KEEP
 from django_redis_metrics.core.cleaning import STRAY_TEMP_TTL
 from django_redis_metrics.core.keys import temp_key
 from django_redis_metrics.core.periods import period_class
 from django_redis_metrics.testing import RedisServer
+
+# clean_metrics archives into the database after each pass (docs/history.md).
+pytestmark = pytest.mark.django_db(transaction=True)
 
 ROOT = Path(__file__).resolve().parents[2]
 DAY = 86400
@@ -119,7 +123,9 @@ def test_one_pass_cleans_every_kind(old_data: Any) -> None:
 def test_verbosity(old_data: Any) -> None:
     assert run("--verbosity", "0", "--dry-run") == ""
     normal = run("--dry-run")
-    assert normal.count("\n") == len(cleanup.CLEANERS) + 1
+    # a line per cleaner, the dry run's, then a line per kind archived
+    assert normal.count("\n") == len(cleanup.CLEANERS) + 1 + len(archivers())
+    assert run("--dry-run", "--no-archive").count("\n") == len(cleanup.CLEANERS) + 1
     assert "  counter 'old'" not in normal
     assert "  counter 'old'" in run("--dry-run", "--verbosity", "2")
 

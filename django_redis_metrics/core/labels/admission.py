@@ -4,6 +4,8 @@ A series not yet known to this process is admitted by one script on its kind's c
 (``series_admit.lua``): listed while its metric holds fewer than ``max_series`` series, else
 refused, its writes then going to the metric's ``__other__`` series. The answer is remembered
 per process (``ADMITTED_CACHE`` series), so a series costs that round trip once per process.
+The shards of a metric declared with ``shards=`` (``core/shards.py``) are never admitted: a
+write of the metric goes to one of them.
 
 The admission runs where the write is sent: at once for a direct write or one queued on a
 ``Batch``, in the sender's thread for ``defer=True`` (where a Redis error keeps the writes for
@@ -28,6 +30,7 @@ from django.dispatch import receiver
 from ..drive import adrive, drive
 from ..keys import catalogue_key
 from ..scripts import script
+from ..shards import is_shard, write_target
 from ..steps import Op, Script, Steps
 from .labelling import OTHER, OVERFLOW_FIELD, other_name, series_range
 
@@ -96,6 +99,8 @@ def _admission_steps(series: M) -> Steps[M]:
     """The metric a write to ``series`` goes to: itself, or its metric's ``__other__``."""
     family = series.family
     assert family is not None
+    if is_shard(series):  # a declared shard: bounded by ``shards``, not by max_series
+        return series
     catalogue = catalogue_key(series.KIND)
     key = (catalogue, series.name)
     known = answers.get(key)
@@ -134,7 +139,8 @@ def admitted(
     def write(self: M, *args: P.args, **kwargs: P.kwargs) -> R:
         if self.family is None:
             self.refuse_unlabelled_write()
-            return method(self, *args, **kwargs)
+            target = write_target(self, deferred=bool(kwargs.get("defer")))  # a shard, if any
+            return method(target, *args, **kwargs)
         if kwargs.get("defer"):
             return method(self, *args, **kwargs)
         return method(drive(_admission_steps(self)), *args, **kwargs)
@@ -151,7 +157,7 @@ def aadmitted(
     async def write(self: M, *args: P.args, **kwargs: P.kwargs) -> R:
         if self.family is None:
             self.refuse_unlabelled_write()
-            return await method(self, *args, **kwargs)
+            return await method(write_target(self), *args, **kwargs)
         return await method(await adrive(_admission_steps(self)), *args, **kwargs)
 
     return write  # type: ignore[return-value]
@@ -164,7 +170,11 @@ def admit_all(many: Iterable[Metric]) -> None:
     and its own write admits it again (and meets the error there, as without this)."""
     from ..gather import gather_steps
 
-    new = [m for m in many if m.family is not None and answers.get(_answer_key(m)) is None]
+    new = [
+        m
+        for m in many
+        if m.family is not None and not is_shard(m) and answers.get(_answer_key(m)) is None
+    ]
     if new:
         drive(gather_steps([_admission_steps(m) for m in new]))
 

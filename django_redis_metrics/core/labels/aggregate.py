@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..gather import gather_steps, pipelined_steps
 from ..keys import catalogue_key, to_str
 from ..scripts import as_refusal
+from ..shards import shards_of
 from ..steps import Op, Pipe, Script, Step, Steps
 from .labelling import series_range, split
 
@@ -51,6 +52,9 @@ def with_series(
     listing of the series together with the metric's own first request."""
     if metric.family is not None:
         return (yield from read(metric))
+    shards = shards_of(metric)
+    if shards:
+        return (yield from _with_shards(metric, shards, read, combine))
     own = read(metric)
     low, high = series_range(metric.name)
     listing = Op("zrangebylex", catalogue_key(metric.KIND), low, high)
@@ -75,6 +79,39 @@ def with_series(
         if isinstance(answer, Exception):
             raise answer
     return combine(result, answers)
+
+
+def _with_shards(
+    metric: M,
+    shards: list[M],
+    read: Callable[[M], Steps[T]],
+    combine: Callable[[T, Sequence[T]], T],
+) -> Steps[T]:
+    """``with_series`` of a metric declared with ``shards`` (``core/shards.py``): its own read,
+    every shard's and the listing of its series together, one pipeline per node; a second
+    round only for series listed beyond the declared shards (more shards declared before)."""
+    known = {shard.name for shard in shards}
+    answers = yield from gather_steps(
+        [_listing_steps(metric), read(metric), *(read(shard) for shard in shards)]
+    )
+    for answer in answers:
+        if isinstance(answer, Exception):
+            raise answer
+    members, own, theirs = answers[0], answers[1], answers[2:]
+    extra = [_series(metric, member) for member in members if member not in known]
+    if extra:
+        more = yield from gather_steps([read(each) for each in extra])
+        for answer in more:
+            if isinstance(answer, Exception):
+                raise answer
+        theirs += more
+    return combine(own, theirs)
+
+
+def _listing_steps(metric: M) -> Steps[list[str]]:
+    low, high = series_range(metric.name)
+    members = yield Op("zrangebylex", catalogue_key(metric.KIND), low, high)
+    return [to_str(member) for member in members]
 
 
 def raised_reply(reply: Any) -> Any:

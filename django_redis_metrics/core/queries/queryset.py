@@ -27,9 +27,12 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from asgiref.sync import sync_to_async
+
 from ..drive import adrive, drive
 from ..labels.admission import answers
 from ..steps import Steps
+from ..timeutil import When
 from . import declared, measures, selection
 from .lookups import Group, LexRange, exact_by_range, parse, ranges
 from .selection import Entry
@@ -262,6 +265,20 @@ class MetricQuerySet(Generic[M]):
     async def aseries(self, precision: int) -> list[tuple[int, Any]]:
         """``series()`` awaited."""
         return await adrive(measures.series_steps(self.model, self._selected_steps(), precision))
+
+    def history(self, precision: int, start: When, end: When) -> list[tuple[int, Any]]:
+        """The selected series' slices of ``precision`` from ``start`` to ``end``, Redis and
+        the archive spliced, combined per slice as the model's ``history()`` combines a
+        labelled metric's series (counters add, statistics merge, gauges group)."""
+        read = getattr(self.model, "rows_history", None)  # archive.history.HistoryReads's
+        if read is None:
+            raise TypeError(f"history() is for metrics kept in slices, not {self.model.LABEL}s.")
+        rows = measures._readable(drive(self._selected_steps()))
+        return read(rows, precision, start, end)  # type: ignore[no-any-return]
+
+    async def ahistory(self, precision: int, start: When, end: When) -> list[tuple[int, Any]]:
+        """``history()`` awaited (in a worker thread: it reads Redis and the database)."""
+        return await sync_to_async(self.history)(precision, start, end)
 
     def group_by(self, *labels: str) -> measures.Grouped:
         """The aggregates per value of ``labels``: ``.group_by("view").total(86400)`` ->

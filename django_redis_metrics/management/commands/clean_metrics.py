@@ -12,11 +12,13 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 from django_redis_metrics import cleanup
 from django_redis_metrics.alerts import declared, evaluate
+from django_redis_metrics.archive.passes import archive_all, archivers
 from django_redis_metrics.conf import conf
-from django_redis_metrics.core.cleaning import CleanupReport
+from django_redis_metrics.core.cleaning import CleanupReport, forget_sweep
 from django_redis_metrics.core.connection import REDIS_ERRORS, get_redis_connection, redacted
 
 #: What the initial connectivity check turns into a clear error (and a non-zero exit).
@@ -46,7 +48,8 @@ class Command(BaseCommand):
         "Remove metric data older than its retention before now (writes keep every metric "
         "within its retention; this removes sooner what metrics nobody writes any more leave "
         "behind), compact counter hashes that shrank, and forget metrics left empty; each pass "
-        "evaluates the declared alerts too. One pass by default; --loop runs as a daemon."
+        "evaluates the declared alerts and archives what Redis will forget (archive_metrics), "
+        "unless --no-archive. One pass by default; --loop runs as a daemon."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -76,6 +79,18 @@ class Command(BaseCommand):
             dest="kinds",
             help="Clean only this kind of metric (repeatable).",
         )
+        parser.add_argument(
+            "--sweep-temporary",
+            action="store_true",
+            help="Look for stray temporary keys in the whole database again (a SCAN of every key, "
+            "done once by the first pass over a database; see docs/operations.md).",
+        )
+
+        parser.add_argument(
+            "--no-archive",
+            action="store_true",
+            help="Skip the archive pass that follows each cleaning pass (archive_metrics).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         verbosity: int = options["verbosity"]
@@ -97,6 +112,8 @@ class Command(BaseCommand):
             raise CommandError(
                 f"Cannot clean metrics: Redis at {where!r} cannot be reached: {exc}"
             ) from exc
+        if options["sweep_temporary"] and not dry_run:
+            forget_sweep()
         if verbosity >= 2:
             mode = " (dry run: nothing is changed)" if dry_run else ""
             self.stdout.write(f"Cleaning metrics under prefix {conf.PREFIX!r} at {where}{mode}.")
@@ -116,6 +133,26 @@ class Command(BaseCommand):
                 self.stdout.write(f"pass {passes}: dry run, nothing was changed.")
             if declared() and not dry_run:
                 alerts(passes)
+            if not options["no_archive"]:
+                archive(passes)
+
+        def archive(passes: int) -> None:
+            """One archive pass of the kinds cleaned; a database error is reported and the
+            cleaning goes on (the next pass archives what this one could not)."""
+            chosen = None if kinds is None else [k for k in kinds if k in archivers()]
+            try:
+                archived = archive_all(kinds=chosen, dry_run=dry_run)
+            except DatabaseError as exc:
+                self.stderr.write(f"pass {passes}: archive: the database failed: {exc}")
+                return
+            except REDIS_ERRORS as exc:
+                if not loop:
+                    raise
+                error(passes, exc)
+                return
+            for item in archived:
+                if verbosity >= 1:
+                    self.stdout.write(f"pass {passes}: archive: {item.summary()}")
 
         def alerts(passes: int) -> None:
             """The declared alerts evaluated, their webhooks bounded by
