@@ -91,8 +91,9 @@ def day_span(key: str, now: float, oldest: int | None, additive: bool) -> Span:
 
 
 def summed(points: Iterable[tuple[int, float | None]], span: Span) -> list[float]:
-    """``(day start, value)`` points added into ``span``'s slices (days or weeks)."""
-    values = [0.0] * span.count
+    """``(day start, value)`` points added into ``span``'s slices (days or weeks); counts
+    stay whole numbers."""
+    values: list[float] = [0] * span.count
     for start, value in points:
         index = (int(start) - span.first) // span.step
         if 0 <= index < span.count and value is not None:
