@@ -20,7 +20,7 @@ from . import browser
 from .roundtrips import RoundTrips
 
 # The fixtures of the tests that go through Django (middleware, admin, sender), for every folder.
-pytest_plugins = ["tests.django_site"]
+pytest_plugins = ["tests.django_site", "tests.archive_databases"]
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

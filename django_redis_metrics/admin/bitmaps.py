@@ -17,7 +17,7 @@ from ..core.labels.labelling import split
 from ..core.periods import Period, period_class
 from ..core.steps import Op, pipe_steps
 from ..models import UniqueBitmapMetric
-from . import annotating, common, export, labels
+from . import annotating, common, export, history, labels
 from .charts import Chart, Series
 from .common import KindPages, listing_page, name_param, with_query
 
@@ -102,6 +102,28 @@ def period_chart(bitmap: UniqueBitmap, kind: str, values: list[tuple[Period, int
     )
 
 
+def history_chart(bitmap: UniqueBitmap, kind: str, key: str, now: float) -> Chart:
+    """Distinct users per ``kind`` period over a year, five years or all: the periods Redis
+    keeps from Redis, older ones from the archive (``UniqueBitmap.history``)."""
+    oldest = history.oldest_archived(bitmap.KIND, bitmap.name, table="period")
+    periods, notes = history.periods_of(kind, key, now, oldest)
+    points = bitmap.history(kind, periods[0].start_ts, now)
+    return history.period_history_chart(
+        bitmap.name,
+        "uniques",
+        kind,
+        periods,
+        points,
+        notes,
+        f"{bitmap.name}: distinct users per {kind}",
+    )
+
+
+def history_kinds(bitmap: UniqueBitmap) -> list[str]:
+    """The periods a long range is drawn in: those the archive keeps that the bitmap has."""
+    return [p for p in ("day", "week", "month") if p in bitmap.periods]
+
+
 def chosen_kind(request: HttpRequest, bitmap: UniqueBitmap) -> str:
     kind = request.GET.get("period", "")
     if kind not in bitmap.periods:
@@ -113,6 +135,11 @@ def bitmap_data(request: HttpRequest) -> HttpResponse:
     """One period kind's chart as JSON (the default) or CSV (``format=csv``)."""
     bitmap = get_bitmap(name_param(request))
     kind = chosen_kind(request, bitmap)
+    key = history.chosen(request.GET)
+    if key is not None:
+        if kind not in history_kinds(bitmap):
+            raise Http404("Long ranges are drawn by day, week or month.")
+        return export.respond(request, history_chart(bitmap, kind, key, common.current_time()))
     counts, notes = period_reading(bitmap, common.current_time(), [kind])
     return export.respond(
         request, annotating.attach(period_chart(bitmap, kind, counts[kind]), notes)
@@ -173,11 +200,19 @@ def returning_bitmap(
 def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResponse:
     bitmap = get_bitmap(name_param(request))
     now = common.current_time()
-    counts, notes = period_reading(bitmap, now)
+    key = history.chosen(request.GET)
+    if key is not None:
+        found = {kind: history_chart(bitmap, kind, key, now) for kind in history_kinds(bitmap)}
+    else:
+        counts, notes = period_reading(bitmap, now)
+        found = {
+            kind: annotating.attach(period_chart(bitmap, kind, values), notes)
+            for kind, values in counts.items()
+        }
     data_url = context["metrics_urls"]["data"]
+    kept = {"history": key} if key else {}
     shown = []
-    for kind, values in counts.items():
-        chart = annotating.attach(period_chart(bitmap, kind, values), notes)
+    for kind, chart in found.items():
         shown.append(
             {
                 "period": kind,
@@ -185,7 +220,9 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
                 "rows": list(zip(reversed(chart.labels), reversed(chart.values), strict=True)),
                 "chart": chart,
                 "payload": chart.payload(now),
-                "export_urls": export.links(data_url, {"name": bitmap.name, "period": kind}),
+                "export_urls": export.links(
+                    data_url, {"name": bitmap.name, "period": kind, **kept}
+                ),
             }
         )
     choices = [p for p in ("day", "week", "month") if p in bitmap.periods]
@@ -196,7 +233,7 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
         raise Http404(f"cohort must be one of {', '.join(choices)}.")
     returning = returning_bitmap(request, bitmap, cohort_period)
     cohort = cohort_rows(bitmap, cohort_period, now, returning) if cohort_period is not None else []
-    kept = {"returning": returning.name} if returning is not None else {}
+    returning_kept = {"returning": returning.name} if returning is not None else {}
     context.update(
         title=f"Unique users {bitmap.name}",
         metric_name=bitmap.name,
@@ -208,11 +245,20 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
         cohort_offsets=list(range(1, len(cohort))),
         cohort_span=COHORT_PERIODS,
         cohort_links=[
-            (p, with_query(context["metrics_urls"]["detail"], name=bitmap.name, cohort=p, **kept))
+            (
+                p,
+                with_query(
+                    context["metrics_urls"]["detail"], name=bitmap.name, cohort=p, **returning_kept
+                ),
+            )
             for p in choices
         ],
         returning=returning,
         returning_choices=returning_choices(bitmap),
+        history_links=history.links(
+            context["metrics_urls"]["detail"], {"name": bitmap.name, **returning_kept}, key
+        ),
+        history_range=key,
     )
     return TemplateResponse(request, "django_redis_metrics/admin/bitmap_detail.html", context)
 

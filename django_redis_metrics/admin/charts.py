@@ -221,8 +221,12 @@ def slice_chart(
 
 
 def range_query(params: QueryDict) -> dict[str, str]:
-    """The range and comparison parameters of a page, to carry into its links."""
-    return {key: str(params.get(key)) for key in ("start", "end", "compare") if params.get(key)}
+    """The range, comparison and history parameters of a page, to carry into its links."""
+    return {
+        key: str(params.get(key))
+        for key in ("start", "end", "compare", "history")
+        if params.get(key)
+    }
 
 
 def input_value(when: float) -> str:

@@ -15,7 +15,7 @@ from ..core.steps import Op, pipe_steps
 from ..core.timeutil import slice_start, slice_starts
 from ..counter import Counter
 from ..models import CounterMetric
-from . import annotating, breakdown, charts, common, export
+from . import annotating, breakdown, charts, common, export, history
 from .common import KindPages, as_int, label, listing_page, name_param, refresh_seconds, with_query
 from .controls import compare_links, range_form
 
@@ -158,8 +158,25 @@ def counter_chart_data(
 ) -> charts.Chart:
     """The chosen range of one precision's slices, zero-filled, and the previous period's
     (``?compare=``) where this precision still keeps it: one pipelined round trip (a labelled
-    counter's series in one more, ``breakdown.py``)."""
+    counter's series in one more, ``breakdown.py``). With ``?history=``, the daily history."""
+    key = history.chosen(params)
+    if key is not None:
+        return counter_history(counter, key, now)
     return counter_reading(counter, precision, params, now)[0]
+
+
+def counter_history(counter: Counter, key: str, now: float) -> charts.Chart:
+    """A year, five years or all of ``counter`` by day (by week past 2,000 days): Redis'
+    days and the archive's, as ``Counter.history`` reads them."""
+    precision = history.daily_precision(counter)
+    return history.counts_chart(
+        counter.name,
+        "counter",
+        key,
+        now,
+        history.oldest_archived(counter.KIND, counter.name),
+        lambda start, end: counter.history(precision, start, end),
+    )
 
 
 @dataclass
@@ -274,7 +291,11 @@ def counter_chart(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
     counter = get_counter(name_param(request))
     precision = chosen_precision(request, counter)
     now = common.current_time()
-    chart, found = counter_reading(counter, precision, request.GET, now)
+    key = history.chosen(request.GET)
+    if key is not None:
+        chart, found = counter_history(counter, key, now), None
+    else:
+        chart, found = counter_reading(counter, precision, request.GET, now)
     urls = context["metrics_urls"]
     kept = charts.range_query(request.GET)
     query = {"name": counter.name, "precision": precision, **kept}
@@ -310,6 +331,8 @@ def counter_chart(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
             )
         ],
         range_form=form,
+        history_links=history.links(urls["chart"], {"name": counter.name}, key),
+        history_range=key,
         title=f"Counter {counter.name}",
         metric_name=counter.name,
         counter=counter,

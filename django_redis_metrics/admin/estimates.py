@@ -14,7 +14,7 @@ from ..core.periods import Period, period_class
 from ..core.steps import Op, pipe_steps
 from ..estimates import UniqueEstimate
 from ..models import UniqueEstimateMetric
-from . import annotating, common, export, labels
+from . import annotating, common, export, history, labels
 from .bitmaps import PERIODS_SHOWN
 from .charts import Chart, Series
 from .common import KindPages, listing_page, name_param
@@ -113,6 +113,28 @@ def period_chart(estimate: UniqueEstimate, kind: str, values: list[tuple[Period,
     )
 
 
+def history_chart(estimate: UniqueEstimate, kind: str, key: str, now: float) -> Chart:
+    """Estimated distinct items per ``kind`` period over a year, five years or all: the
+    periods Redis keeps from Redis, older ones from the archive (``UniqueEstimate.history``)."""
+    oldest = history.oldest_archived(estimate.KIND, estimate.name, table="period")
+    periods, notes = history.periods_of(kind, key, now, oldest)
+    points = estimate.history(kind, periods[0].start_ts, now)
+    return history.period_history_chart(
+        estimate.name,
+        "estimate",
+        kind,
+        periods,
+        points,
+        notes,
+        f"{estimate.name}: distinct items per {kind} (estimated)",
+    )
+
+
+def history_kinds(estimate: UniqueEstimate) -> list[str]:
+    """The periods a long range is drawn in: those the archive keeps that the estimate has."""
+    return [p for p in ("day", "week", "month") if p in estimate.periods]
+
+
 def chosen_kind(request: HttpRequest, estimate: UniqueEstimate) -> str:
     kind = request.GET.get("period", "")
     if kind not in estimate.periods:
@@ -124,6 +146,11 @@ def estimate_data(request: HttpRequest) -> HttpResponse:
     """One period kind's chart as JSON (the default) or CSV (``format=csv``)."""
     estimate = get_estimate(name_param(request))
     kind = chosen_kind(request, estimate)
+    key = history.chosen(request.GET)
+    if key is not None:
+        if kind not in history_kinds(estimate):
+            raise Http404("Long ranges are drawn by day, week or month.")
+        return export.respond(request, history_chart(estimate, kind, key, common.current_time()))
     counts, notes = period_reading(estimate, common.current_time(), [kind])
     return export.respond(
         request, annotating.attach(period_chart(estimate, kind, counts[kind]), notes)
@@ -135,16 +162,26 @@ def estimate_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateRe
     now = common.current_time()
     data_url = context["metrics_urls"]["data"]
     shown = []
-    counts, notes = period_reading(estimate, now)
-    for kind, values in counts.items():
-        chart = annotating.attach(period_chart(estimate, kind, values), notes)
+    key = history.chosen(request.GET)
+    if key is not None:
+        found = {kind: history_chart(estimate, kind, key, now) for kind in history_kinds(estimate)}
+    else:
+        counts, notes = period_reading(estimate, now)
+        found = {
+            kind: annotating.attach(period_chart(estimate, kind, values), notes)
+            for kind, values in counts.items()
+        }
+    kept = {"history": key} if key else {}
+    for kind, chart in found.items():
         shown.append(
             {
                 "period": kind,
                 "id": f"estimate-{kind}",
                 "rows": list(zip(reversed(chart.labels), reversed(chart.values), strict=True)),
                 "payload": chart.payload(now),
-                "export_urls": export.links(data_url, {"name": estimate.name, "period": kind}),
+                "export_urls": export.links(
+                    data_url, {"name": estimate.name, "period": kind, **kept}
+                ),
             }
         )
     context.update(
@@ -153,6 +190,10 @@ def estimate_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateRe
         estimate=estimate,
         charts=shown,
         zone_label=labels.zone_label(now),
+        history_links=history.links(
+            context["metrics_urls"]["detail"], {"name": estimate.name}, key
+        ),
+        history_range=key,
     )
     return TemplateResponse(request, "django_redis_metrics/admin/estimate_detail.html", context)
 

@@ -16,7 +16,7 @@ from ..events import EventSeries
 from ..events.codec import score
 from ..events.queries import script
 from ..models import EventSeriesMetric
-from . import annotating, charts, common, export, labels
+from . import annotating, charts, common, export, history, labels
 from .common import KindPages, label, listing_page, name_param, refresh_seconds, with_query
 from .controls import compare_links, range_form
 
@@ -83,6 +83,20 @@ def series_chart_data(
                 f"Events are kept {label(int(series.retention))}: {text} is partly beyond that."
             )
     return chart
+
+
+def series_history(series: EventSeries, key: str, now: float) -> charts.Chart:
+    """Events per day over a year, five years or all (per week past 2,000 days): the days
+    Redis keeps from Redis, older ones from the archive (``EventSeries.history``)."""
+    return history.counts_chart(
+        series.name,
+        "events",
+        key,
+        now,
+        history.oldest_archived(series.KIND, series.name, table="period"),
+        series.history,
+        line="events",
+    )
 
 
 def one_read(op: Op) -> Steps[Any]:
@@ -177,7 +191,11 @@ def event_series_detail(request: HttpRequest, context: dict[str, Any]) -> Templa
     series = get_series(name_param(request))
     window = chosen_window(request)
     now = common.current_time()
-    chart = series_chart_data(series, window, request.GET, now)
+    key = history.chosen(request.GET)
+    if key is not None:
+        chart = series_history(series, key, now)
+    else:
+        chart = series_chart_data(series, window, request.GET, now)
     end = now if chart.partial else chart.x[-1] + window
     by_field = field_counts(series, chart.x[0], end)
     urls = context["metrics_urls"]
@@ -195,6 +213,8 @@ def event_series_detail(request: HttpRequest, context: dict[str, Any]) -> Templa
             for w in EVENT_WINDOWS
         ],
         compare_links=compare_links(urls["detail"], query, request.GET.get("compare", "")),
+        history_links=history.links(urls["detail"], {"name": series.name}, key),
+        history_range=key,
         range_form=range_form(
             request, {"name": series.name, "window": window}, now - series.retention, now, window
         ),
@@ -215,7 +235,11 @@ def event_series_detail(request: HttpRequest, context: dict[str, Any]) -> Templa
 def event_series_data(request: HttpRequest) -> HttpResponse:
     """The chart's data as JSON (the default) or CSV (``format=csv``)."""
     series = get_series(name_param(request))
-    chart = series_chart_data(series, chosen_window(request), request.GET, common.current_time())
+    now = common.current_time()
+    key = history.chosen(request.GET)
+    if key is not None:
+        return export.respond(request, series_history(series, key, now))
+    chart = series_chart_data(series, chosen_window(request), request.GET, now)
     return export.respond(request, chart)
 
 

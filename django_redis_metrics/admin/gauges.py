@@ -13,7 +13,7 @@ from ..core.drive import gather
 from ..core.keys import to_str
 from ..gauge import Gauge
 from ..models import GaugeMetric
-from . import annotating, breakdown, common, export, labels
+from . import annotating, breakdown, common, export, history, labels
 from .charts import Chart, Series, Span
 from .common import KindPages, listing_page, name_param
 from .sliced import band_chart, chart_context, chosen_precision, get_metric, read_span
@@ -59,7 +59,31 @@ def gauge_list(request: HttpRequest, context: dict[str, Any]) -> TemplateRespons
 
 
 def gauge_chart_data(gauge: Gauge, precision: int, request: HttpRequest, now: float) -> Chart:
+    key = history.chosen(request.GET)
+    if key is not None:
+        return gauge_history(gauge, key, now)
     return gauge_reading(gauge, precision, request, now)[0]
+
+
+def gauge_history(gauge: Gauge, key: str, now: float) -> Chart:
+    """A year, five years or all of ``gauge`` by day: each day's last value with its min-max
+    band, from Redis' days and the archive's (``Gauge.history``)."""
+    precision = history.daily_precision(gauge)
+    oldest = history.oldest_archived(gauge.KIND, gauge.name)
+    span = history.day_span(key, now, oldest, additive=False)
+    found = history.placed(gauge.history(precision, span.first, span.last + span.step - 1), span)
+    days = [day if isinstance(day, dict) and day.get("last") is not None else None for day in found]
+    return history.history_chart(
+        gauge.name,
+        "gauge",
+        span,
+        [
+            (LAST, [None if d is None else d["last"] for d in days], None),
+            (BAND_LOW, [None if d is None else d["min"] for d in days], "low"),
+            (BAND_HIGH, [None if d is None else d["max"] for d in days], "high"),
+        ],
+        integer=False,
+    )
 
 
 def gauge_reading(
@@ -149,7 +173,11 @@ def gauge_chart(request: HttpRequest, context: dict[str, Any]) -> TemplateRespon
     gauge = get_metric(Gauge, name_param(request))
     precision = chosen_precision(request, gauge)
     now = common.current_time()
-    chart, reading = gauge_reading(gauge, precision, request, now)
+    key = history.chosen(request.GET)
+    if key is not None:
+        chart, reading = gauge_history(gauge, key, now), None
+    else:
+        chart, reading = gauge_reading(gauge, precision, request, now)
     latest = gauge.latest()
     extra = [] if reading is None else reading.found.choice.pairs()
     context.update(chart_context(request, context, gauge, precision, chart, now, extra))

@@ -12,7 +12,7 @@ from ..core.drive import drive
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, pipe_steps
 from ..core.timeutil import slice_start
-from . import annotating, breakdown, charts, export, labels
+from . import annotating, breakdown, charts, export, history, labels
 from .charts import Chart, Series, Span
 from .common import label, refresh_seconds, with_query
 from .controls import range_form
@@ -112,6 +112,7 @@ def chart_context(
     the range form and the export links, all keeping the chosen range (and ``extra``: a
     breakdown's group-by and filters)."""
     urls = context["metrics_urls"]
+    chosen_history = history.chosen(request.GET)
     kept = {
         key: value for key, value in charts.range_query(request.GET).items() if key != "compare"
     }
@@ -141,6 +142,8 @@ def chart_context(
             for p in metric.precisions
         ],
         "range_form": form,
+        "history_links": history.links(urls["chart"], {"name": metric.name}, chosen_history),
+        "history_range": chosen_history,
         "metric_name": metric.name,
         "metric": metric,
         "precision": precision,

@@ -18,7 +18,7 @@ from ..core.timeutil import slice_starts
 from ..models import StatisticMetric
 from ..statistic import Statistic
 from ..statistic.histogram import Slice, Summary, empty, merge, parse, parse_merged, summarize
-from . import annotating, breakdown, common, export
+from . import annotating, breakdown, common, export, history
 from .charts import Chart, Series, Span
 from .common import KindPages, listing_page, name_param
 from .counters import window_plan
@@ -78,6 +78,30 @@ def statistic_chart_data(
     """The chart of the chosen range, and the summary of that whole range merged."""
     chart, whole, _ = statistic_reading(statistic, precision, request, now)
     return chart, whole
+
+
+def statistic_history(statistic: Statistic, key: str, now: float) -> Chart:
+    """A year, five years or all of ``statistic`` by day: each day's mean, with its p50-p95
+    band, from Redis' days and the archive's (``Statistic.history``)."""
+    precision = history.daily_precision(statistic)
+    oldest = history.oldest_archived(statistic.KIND, statistic.name)
+    span = history.day_span(key, now, oldest, additive=False)
+    found = history.placed(
+        statistic.history(precision, span.first, span.last + span.step - 1), span
+    )
+    summaries = [s if s and s.get("count") else None for s in found]
+    return history.history_chart(
+        statistic.name,
+        "statistic",
+        span,
+        [
+            (MEAN, [None if s is None else s["mean"] for s in summaries], None),
+            (BAND_LOW, [None if s is None else s["p50"] for s in summaries], "low"),
+            (BAND_HIGH, [None if s is None else s["p95"] for s in summaries], "high"),
+        ],
+        integer=False,
+        unit="ms" if is_view_timer(statistic.name) else "",
+    )
 
 
 def statistic_reading(
@@ -190,7 +214,11 @@ def statistic_chart(request: HttpRequest, context: dict[str, Any]) -> TemplateRe
     statistic = get_metric(Statistic, name_param(request))
     precision = chosen_precision(request, statistic)
     now = common.current_time()
-    chart, whole, found = statistic_reading(statistic, precision, request, now)
+    key = history.chosen(request.GET)
+    if key is not None:
+        chart, whole, found = statistic_history(statistic, key, now), empty(), None
+    else:
+        chart, whole, found = statistic_reading(statistic, precision, request, now)
     extra = [] if found is None else found.found.choice.pairs()
     context.update(chart_context(request, context, statistic, precision, chart, now, extra))
     context.update(
@@ -209,7 +237,11 @@ def statistic_data(request: HttpRequest) -> HttpResponse:
     """The chart's data as JSON (``format=json``, the default) or CSV (``format=csv``)."""
     statistic = get_metric(Statistic, name_param(request))
     precision = chosen_precision(request, statistic)
-    chart, _ = statistic_chart_data(statistic, precision, request, common.current_time())
+    now = common.current_time()
+    key = history.chosen(request.GET)
+    if key is not None:
+        return export.respond(request, statistic_history(statistic, key, now))
+    chart, _ = statistic_chart_data(statistic, precision, request, now)
     return export.respond(request, chart)
 
 
