@@ -86,16 +86,19 @@ def series_chart_data(
 
 
 def series_history(series: EventSeries, key: str, now: float) -> charts.Chart:
-    """Events per day over a year, five years or all (per week past 2,000 days): the days
-    Redis keeps from Redis, older ones from the archive (``EventSeries.history``)."""
-    return history.counts_chart(
+    """Events per day (the site's days, as the series counts them) over a year, five years or
+    all (the newest 2,000 days): the days Redis keeps from Redis, older ones from the archive
+    (``EventSeries.history``)."""
+    oldest = history.oldest_archived(series.KIND, series.name, table="period")
+    days, notes = history.periods_of("day", key, now, oldest)
+    return history.period_history_chart(
         series.name,
         "events",
-        key,
-        now,
-        history.oldest_archived(series.KIND, series.name, table="period"),
-        series.history,
-        line="events",
+        "day",
+        days,
+        series.history(days[0].start_ts, now),
+        notes,
+        f"{series.name}: events per day",
     )
 
 

@@ -11,9 +11,17 @@ from typing import Any
 
 import pytest
 
-from django_redis_metrics import Counter, Gauge, Statistic
+from django_redis_metrics import (
+    Counter,
+    EventSeries,
+    Gauge,
+    Statistic,
+    UniqueBitmap,
+    UniqueEstimate,
+)
+from django_redis_metrics.core.periods import Day, Month
 from django_redis_metrics.core.timeutil import slice_start
-from django_redis_metrics.models import ArchivedSlice
+from django_redis_metrics.models import ArchivedPeriod, ArchivedSlice
 
 from ..archive_databases import ARCHIVE_DATABASES
 from ..django_site import admin_url
@@ -126,3 +134,45 @@ def test_bad_or_impossible_ranges_are_a_404(
     )
     response = analyst.get(admin_url("countermetric", "chart") + "?name=fine&history=year")
     assert response.status_code == 404
+
+
+def test_sets_and_events_draw_their_periods_and_days(
+    analyst: Any, frozen: float, archived: Callable[..., None], archive_db: str
+) -> None:
+    today = slice_start(frozen, DAY)
+    visitors = UniqueBitmap("visitors")
+    for user in (1, 2, 3):
+        visitors.mark(user, when=frozen)
+    long_ago = Month.containing(frozen).shift(-64)  # Redis keeps 60 months: archived
+    ArchivedPeriod.objects.using(archive_db).create(
+        kind="bitmap",
+        series="visitors",
+        metric="visitors",
+        period="month",
+        start=int(long_ago.start_ts),
+        count=41,
+    )
+    page = analyst.get(admin_url("uniquebitmapmetric", "detail") + "?name=visitors&history=all")
+    assert page.status_code == 200
+    charts = {shown["period"]: shown["payload"] for shown in page.context["charts"]}
+    assert set(charts) == {"day", "week", "month"}
+    months = dict(zip(charts["month"]["x"], charts["month"]["series"][0]["values"], strict=True))
+    assert months[int(long_ago.start_ts)] == 41
+    assert months[int(Month.containing(frozen).start_ts)] == 3
+    assert charts["day"]["x"][0] <= long_ago.start_ts < charts["day"]["x"][1]
+    assert "history=all" in page.context["charts"][0]["export_urls"]["csv"]
+    items = UniqueEstimate("searches")
+    items.add("a", when=frozen)
+    page = analyst.get(admin_url("uniqueestimatemetric", "detail") + "?name=searches&history=year")
+    assert page.status_code == 200
+    days = page.context["charts"][0]["payload"]
+    assert days["series"][0]["values"][-1] == 1 and len(days["x"]) == 366
+    orders = EventSeries("orders")
+    orders.record(when=frozen, item="book")
+    orders.record(when=today - 3 * DAY + 60, item="pen")
+    page = analyst.get(admin_url("eventseriesmetric", "detail") + "?name=orders&history=year")
+    assert page.status_code == 200
+    payload = page.context["payload"]
+    counts = dict(zip(payload["x"], payload["series"][0]["values"], strict=True))
+    days = {Day.containing(today - 3 * DAY + 60).start_ts: 1, Day.containing(frozen).start_ts: 1}
+    assert {start: n for start, n in counts.items() if n} == days  # the site's days
