@@ -202,7 +202,7 @@ def peer_round(url: str, tag: str, options: dict[str, int]) -> dict[str, Any]:
 FIGURES = (
     ("incr one by one", "incr", "`incr()`", "`TS.INCRBY`"),
     ("incr one by one", "incr_add", "`incr()`", "`TS.ADD ... ON_DUPLICATE SUM`"),
-    ("bulk, ×1000 per call", "incr_many", "`incr_many`", "`TS.MADD`"),
+    ("bulk, 1000 per call", "incr_many", "`incr_many`", "`TS.MADD`"),
     ("a day at one a second", "day", "`Batch` of 1000", "pipelined `TS.INCRBY`"),
     ("last 120 minutes", "recent", "`recent(60, 120)`", "`TS.RANGE`"),
     ("stored minutes", "series", "`series(60)`", "`TS.RANGE`"),
