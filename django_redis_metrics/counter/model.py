@@ -10,6 +10,7 @@ catalogue lists the counters.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
@@ -82,9 +83,8 @@ class Counter(SlicedMetric):
         if deferral.check_defer(defer, batch):
             deferral.sink().incr(self, count, timestamp)
             return
-        slices = self._slices_of(count, timestamp)
         client = get_redis_connection()
-        call = self._incr_call(slices, client, count)
+        call = self._incr_one_call(count, timestamp, client)
         if batch is not None:
             batch.add(call)
         else:
@@ -158,11 +158,28 @@ class Counter(SlicedMetric):
             keys.append(catalogue_key(KIND))
         return ScriptCall(script("counter_incr"), keys, args, self._listing_steps)
 
+    def _incr_one_call(self, count: int, timestamp: float, client: AnyRedisClient) -> ScriptCall:
+        """The script call of one increment, in the script's short form: the slice start at
+        each precision, in key order (13 arguments for 7 precisions, where the general form
+        takes 34: building, packing and parsing them is most of a call's cost)."""
+        inline = catalogue.inline_catalogue(client)
+        base = metric_key(KIND, self.name)  # settings are read once per write, not per key
+        precisions = self.precisions
+        second = math.floor(timestamp)  # each slice start: this second's, floored to a precision
+        keys: list[str] = [f"{base}:meta"]
+        args: list[str | int] = [self.name, self.samples, int(inline), MAX_AHEAD, count, "*"]
+        for precision in precisions:
+            keys.append(f"{base}:{precision}")
+            args.append(second - second % precision)
+        if inline:
+            keys.append(catalogue_key(KIND))
+        return ScriptCall(script("counter_incr"), keys, args, self._listing_steps)
+
     def _incr_steps(self, client: AnyRedisClient, count: object, when: When) -> Steps[None]:
         """``incr``'s write, checked, as steps (``client`` tells whether the script lists the
         counter itself)."""
         count, timestamp = self._checked(count, when)
-        yield from calls_steps([self._incr_call(self._slices_of(count, timestamp), client, count)])
+        yield from calls_steps([self._incr_one_call(count, timestamp, client)])
 
     def _incr_many_steps(
         self, client: AnyRedisClient, increments: Iterable[tuple[When, int]]
