@@ -43,6 +43,7 @@
 local FIRST = 6
 local has_catalogue = ARGV[3] == '1'
 local last = has_catalogue and #KEYS - 1 or #KEYS
+local one = ARGV[6] == '*'
 
 --#include lib/clock.lua
 local ahead = ARGV[4] + 0
@@ -73,7 +74,7 @@ end
 -- Undo every increment sent before A position 'stop', and the lifetime total's when
 -- `total` (on the error path only, so the success path keeps no bookkeeping).
 local function undo_before(stop, total)
-    if A[6] == '*' then
+    if one then
         return undo_one(last, total)
     end
     if total then
@@ -135,7 +136,7 @@ end
 -- The increments; `fresh` lists, for each precision where a slice was created, its A
 -- position, its key's index, and (filled below) its newest and oldest slice written.
 local fresh = nil
-if ARGV[6] == '*' then
+if one then
     -- One increment: the slices first; the clock only once one of them opened.
     local c = ARGV[5]
     local count = c + 0
@@ -155,32 +156,24 @@ if ARGV[6] == '*' then
         return total_only()
     end
     now, now_ms = server_clock()
-    for _, i in ipairs(opened) do
-        local refusal = ahead_refusal('counter ' .. ARGV[1], ARGV[5 + i], now, ahead)
-        if refusal then
-            undo_one(last, false)
-            return refusal
-        end
-    end
+    -- The general form of the precisions where a slice opened (the others need no upkeep);
+    -- undoing still covers every precision (undo_before sees `one`).
     A = {ARGV[1], ARGV[2], ARGV[3], ARGV[4], c}
-    local latest = ARGV[7]
-    for i = 2, last do
+    fresh = {}
+    for _, i in ipairs(opened) do
         local start = ARGV[5 + i]
+        if start + 0 > now + ahead then
+            undo_one(last, false)
+            return ahead_refusal('counter ' .. ARGV[1], start, now, ahead)
+        end
+        fresh[#fresh + 1] = #A + 1
+        fresh[#fresh + 1] = i
+        fresh[#fresh + 1] = 0
+        fresh[#fresh + 1] = 0
         A[#A + 1] = string.match(KEYS[i], '(%d+)$')  -- the precision
         A[#A + 1] = '1'
         A[#A + 1] = start
         A[#A + 1] = c
-        if start + 0 > latest + 0 then
-            latest = start
-        end
-    end
-    A[#A + 1] = latest
-    fresh = {}
-    for _, i in ipairs(opened) do
-        fresh[#fresh + 1] = FIRST + 4 * (i - 2)
-        fresh[#fresh + 1] = i
-        fresh[#fresh + 1] = 0
-        fresh[#fresh + 1] = 0
     end
 else
     -- Refused before anything is written (replicas and the AOF see nothing): a call that
