@@ -68,3 +68,13 @@ def test_bad_counts_are_refused_as_before(backend, count):
     counter = Counter("bad reads", precisions=[1], samples=40)
     with pytest.raises((TypeError, ValueError), match=r"count|slices"):
         counter.recent(1, count, until=T0)
+
+
+@pytest.mark.parametrize("samples", [40, 1000, 1500])
+def test_series_reads_the_whole_hash_or_scans_a_long_one(backend, samples):
+    """Up to 1,000 samples the hash is read whole (HGETALL), beyond in HSCAN steps: the same
+    stored slices either way, oldest first."""
+    counter = Counter(f"series {samples}", precisions=[1], samples=samples)
+    counter.incr_many((T0 + i, i % 7 + 1) for i in range(samples + 10))
+    expected = [(T0 + i, i % 7 + 1) for i in range(10, samples + 10)]
+    assert counter.series(1) == expected
