@@ -284,12 +284,8 @@ class Counter(SlicedMetric):
         precision = self._check_precision(precision)
         last = slice_start(to_timestamp(until, "until"), precision)
         stored: dict[Any, Any] = yield Op("hgetall", self.key(precision))
+        counts = {int(start): int(value) for start, value in stored.items()}  # bytes or str
         first = last - precision * (count - 1)
-        counts: dict[int, int] = {}
-        for start, value in stored.items():
-            at = int(start)
-            if first <= at <= last:
-                counts[at] = int(value)
         return [(start, counts.get(start, 0)) for start in range(first, last + 1, precision)]
 
     def lifetime_total(self) -> int:
