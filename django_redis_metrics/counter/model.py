@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from itertools import repeat
 from typing import Any, ClassVar
 
 from ..core import catalogue, deferral
@@ -238,14 +239,14 @@ class Counter(SlicedMetric):
             # Retention at write time keeps the hash within its samples (and the few slices a
             # clock ahead adds): read whole, one pass (HGETALL costs half an HSCAN's work).
             data = yield Op("hgetall", key)
-            return sorted([(int(start), int(n)) for start, n in data.items()])  # bytes or str
+            return sorted(zip(map(int, data), map(int, data.values()), strict=True))  # bytes|str
         # HSCAN: bounded steps for a hash of many samples.
         cursor = 0
         while True:
             cursor, chunk = yield Op("hscan", key, cursor, count=self.READ_CHUNK)
             data.update(chunk)
             if not int(cursor):
-                return sorted([(int(start), int(n)) for start, n in data.items()])  # bytes or str
+                return sorted(zip(map(int, data), map(int, data.values()), strict=True))
 
     def recent(
         self, precision: int, count: int | None = None, until: When = None
@@ -284,9 +285,9 @@ class Counter(SlicedMetric):
         precision = self._check_precision(precision)
         last = slice_start(to_timestamp(until, "until"), precision)
         stored: dict[Any, Any] = yield Op("hgetall", self.key(precision))
-        counts = {int(start): int(value) for start, value in stored.items()}  # bytes or str
-        first = last - precision * (count - 1)
-        return [(start, counts.get(start, 0)) for start in range(first, last + 1, precision)]
+        counts = dict(zip(map(int, stored), map(int, stored.values()), strict=True))  # bytes|str
+        starts = range(last - precision * (count - 1), last + 1, precision)
+        return list(zip(starts, map(counts.get, starts, repeat(0)), strict=True))
 
     def lifetime_total(self) -> int:
         """The net sum of every count added since the counter was created (0 if none): kept
