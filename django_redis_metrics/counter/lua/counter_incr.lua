@@ -36,10 +36,10 @@
 -- Returns 1 while the counter is not known to be listed in the catalogue (the caller must
 -- register it, then set 'listed'), else 0. All or nothing: a new slice starting too far ahead
 -- of the Redis clock is refused before any write (one increment: its increments are undone
--- before the refusal, as the clock is read only once a slice opened); if an increment fails (it would overflow a
--- slice or the lifetime total, or Redis refuses it: a key of another type...), the increments
--- already made are undone and the error is returned before any slice is deleted or any meta
--- field written.
+-- before the refusal, as the clock is read only once a slice opened); if an increment fails
+-- (it would overflow a slice or the lifetime total, or Redis refuses it: a key of another
+-- type...), the increments already made are undone and the error is returned before any slice
+-- is deleted or any meta field written.
 local FIRST = 6
 local has_catalogue = ARGV[3] == '1'
 local last = has_catalogue and #KEYS - 1 or #KEYS
