@@ -78,18 +78,25 @@ def test_both_forms_write_the_same_and_continue_each_other(backend, seed):
         assert len(short.series(precision)) <= 8
 
 
-def test_a_refused_short_increment_is_undone_whole(backend):
-    """The short form reads the clock only once a slice opened, after its increments: a refusal
-    then undoes them, leaving every key as it was (existing slices, new ones, the total)."""
-    counter = Counter("undone", precisions=[1, 60, 3600])
+def test_a_short_increment_past_the_clock_is_refused_before_any_write(backend):
+    """Refused before its increments (the clock read first), so nothing is written, not even
+    undone: every key as it was, the server's dirty counter unmoved; a late slice that exists
+    already is only added to."""
+    counter = Counter("refused", precisions=[1, 60, 3600])
     now = time.time()
     counter.incr(4, when=now)
     before = {k: backend.client.dump(k) for k in backend.keys()}
-    ahead = now + MAX_AHEAD + 90  # a new second and minute; maybe the same hour
+    writes = backend.client.info("persistence")["rdb_changes_since_last_save"]
     with pytest.raises(MetricsRefused, match="ahead of the Redis server clock"):
-        counter.incr(2, when=ahead)
+        counter.incr(2, when=now + MAX_AHEAD + 90)
     assert {k: backend.client.dump(k) for k in backend.keys()} == before
+    if not backend.cluster:  # one server's counter (a cluster's is per node)
+        assert backend.client.info("persistence")["rdb_changes_since_last_save"] == writes
     assert counter.lifetime_total() == 4
+    late = now + MAX_AHEAD - 5
+    counter.incr(1, when=late)
+    counter.incr(1, when=late)  # the same slices: existing ones, only added to
+    assert counter.lifetime_total() == 6
 
 
 def test_racing_short_and_general_writers_are_exact(backend):

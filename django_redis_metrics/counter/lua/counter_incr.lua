@@ -29,14 +29,13 @@
 -- Cost (Redis time per call, see docs/benchmarks.md): the clock is read (TIME) and every start
 -- compared with it; the slices are written; then the meta hash is written once (HINCRBY of the
 -- total, plus HEXISTS of the listing on a cluster), or, when a slice is new, read once (HMGET)
--- and written once (HSET, the total included). One increment skips the clock unless it opened
--- a slice: an increment of existing slices is its HINCRBYs and the total's, nothing else (a
--- script call's own cost grows with its arguments, hence its short form). Numbers are parsed
--- with `+ 0` rather than tonumber(), which parses twice.
+-- and written once (HSET, the total included). An increment of existing slices is the clock,
+-- its HINCRBYs and the total's, nothing else (a script call's own cost grows with its
+-- arguments, hence the short form of one increment). Numbers are parsed with `+ 0` rather
+-- than tonumber(), which parses twice.
 -- Returns 1 while the counter is not known to be listed in the catalogue (the caller must
 -- register it, then set 'listed'), else 0. All or nothing: a new slice starting too far ahead
--- of the Redis clock is refused before any write (one increment: its increments are undone
--- before the refusal, as the clock is read only once a slice opened); if an increment fails
+-- of the Redis clock is refused before any write; if an increment fails
 -- (it would overflow a slice or the lifetime total, or Redis refuses it: a key of another
 -- type...), the increments already made are undone and the error is returned before any slice
 -- is deleted or any meta field written.
@@ -137,7 +136,25 @@ end
 -- position, its key's index, and (filled below) its newest and oldest slice written.
 local fresh = nil
 if one then
-    -- One increment: the slices first; the clock only once one of them opened.
+    -- One increment. Refused before anything is written (replicas and the AOF see nothing)
+    -- when a slice it would open starts more than ARGV[4] s after the Redis clock: the
+    -- latest start first, then, past the clock, each late start is looked up.
+    now, now_ms = server_clock()
+    local latest = ARGV[7] + 0
+    for i = 3, last do
+        local start = ARGV[5 + i] + 0
+        if start > latest then
+            latest = start
+        end
+    end
+    if latest > now + ahead then
+        for i = 2, last do
+            local start = ARGV[5 + i]
+            if start + 0 > now + ahead and redis.pcall('HEXISTS', KEYS[i], start) == 0 then
+                return ahead_refusal('counter ' .. ARGV[1], start, now, ahead)
+            end
+        end
+    end
     local c = ARGV[5]
     local count = c + 0
     local opened = nil
@@ -155,17 +172,12 @@ if one then
     if not opened then
         return total_only()
     end
-    now, now_ms = server_clock()
     -- The general form of the precisions where a slice opened (the others need no upkeep);
     -- undoing still covers every precision (undo_before sees `one`).
     A = {ARGV[1], ARGV[2], ARGV[3], ARGV[4], c}
     fresh = {}
     for _, i in ipairs(opened) do
         local start = ARGV[5 + i]
-        if start + 0 > now + ahead then
-            undo_one(last, false)
-            return ahead_refusal('counter ' .. ARGV[1], start, now, ahead)
-        end
         fresh[#fresh + 1] = #A + 1
         fresh[#fresh + 1] = i
         fresh[#fresh + 1] = 0
