@@ -160,18 +160,19 @@ class Counter(SlicedMetric):
         return ScriptCall(script("counter_incr"), keys, args, self._listing_steps)
 
     def _incr_one_call(self, count: int, timestamp: float, client: AnyRedisClient) -> ScriptCall:
-        """The script call of one increment, in the script's short form: the slice start at
-        each precision, in key order (13 arguments for 7 precisions, where the general form
-        takes 34: building, packing and parsing them is most of a call's cost)."""
+        """The script call of one increment, in the script's short form: the latest slice
+        start, then the slice start at each precision, in key order (14 arguments for 7
+        precisions, where the general form takes 34: building, packing and parsing them is
+        much of a call's cost)."""
         inline = catalogue.inline_catalogue(client)
         base = metric_key(KIND, self.name)  # settings are read once per write, not per key
         precisions = self.precisions
         second = math.floor(timestamp)  # each slice start: this second's, floored to a precision
-        keys: list[str] = [f"{base}:meta"]
+        starts = [second - second % precision for precision in precisions]
+        keys: list[str] = [f"{base}:meta", *(f"{base}:{precision}" for precision in precisions)]
         args: list[str | int] = [self.name, self.samples, int(inline), MAX_AHEAD, count, "*"]
-        for precision in precisions:
-            keys.append(f"{base}:{precision}")
-            args.append(second - second % precision)
+        args.append(max(starts))  # the latest, compared with the Redis clock first
+        args += starts
         if inline:
             keys.append(catalogue_key(KIND))
         return ScriptCall(script("counter_incr"), keys, args, self._listing_steps)

@@ -44,10 +44,11 @@ def state(backend, counter: Counter) -> dict[str, object]:
 def test_one_increment_is_sent_short(backend):
     counter = Counter("short", precisions=PRECISIONS)
     call = counter._incr_one_call(3, T0 + 7.5, get_redis_connection())
-    assert call.args[4:] == [3, "*", T0 + 7, T0 + 5, T0 // 60 * 60, T0 // 3600 * 3600]
+    starts = [T0 + 7, T0 + 5, T0 // 60 * 60, T0 // 3600 * 3600]
+    assert call.args[4:] == [3, "*", T0 + 7, *starts]
     assert call.keys[1:5] == [counter.key(p) for p in PRECISIONS]
     before_epoch = counter._incr_one_call(1, -1.5, get_redis_connection())
-    assert before_epoch.args[6:] == [-2, -5, -60, -3600]  # floored, not truncated
+    assert before_epoch.args[6:] == [-2, -2, -5, -60, -3600]  # floored, not truncated
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -13,9 +13,10 @@
 -- ARGV[5]          what this call adds to the lifetime total (its increments, counted once)
 -- ARGV[6..]        per precision: precision, number of pairs, then (slice start, count) pairs
 -- ARGV[#ARGV]      the latest slice start of the call (compared with the Redis clock first)
--- or, for one increment (`incr`: 13 arguments for 7 precisions, not 34):
+-- or, for one increment (`incr`: 14 arguments for 7 precisions, not 34):
 -- ARGV[6]          '*'
--- ARGV[7..]        the start of the increment's slice at each precision, in KEYS order (the
+-- ARGV[7]          the latest of its slice starts (compared with the Redis clock first)
+-- ARGV[8..]        the start of the increment's slice at each precision, in KEYS order (the
 --                  count is ARGV[5]; each precision is its key's last part)
 -- Retention, at write time: each hash keeps the newest `samples` slices up to its head. An
 -- increment of an existing slice is a plain HINCRBY (and one of the total); only a write that
@@ -64,8 +65,8 @@ local function undo_one(upto, total)
         redis.call('HINCRBY', KEYS[1], 't', back)
     end
     for i = 2, upto do
-        if redis.call('HINCRBY', KEYS[i], ARGV[5 + i], back) == 0 then
-            redis.call('HDEL', KEYS[i], ARGV[5 + i])
+        if redis.call('HINCRBY', KEYS[i], ARGV[6 + i], back) == 0 then
+            redis.call('HDEL', KEYS[i], ARGV[6 + i])
         end
     end
 end
@@ -140,16 +141,9 @@ if one then
     -- when a slice it would open starts more than ARGV[4] s after the Redis clock: the
     -- latest start first, then, past the clock, each late start is looked up.
     now, now_ms = server_clock()
-    local latest = ARGV[7] + 0
-    for i = 3, last do
-        local start = ARGV[5 + i] + 0
-        if start > latest then
-            latest = start
-        end
-    end
-    if latest > now + ahead then
+    if ARGV[7] + 0 > now + ahead then
         for i = 2, last do
-            local start = ARGV[5 + i]
+            local start = ARGV[6 + i]
             if start + 0 > now + ahead and redis.pcall('HEXISTS', KEYS[i], start) == 0 then
                 return ahead_refusal('counter ' .. ARGV[1], start, now, ahead)
             end
@@ -159,10 +153,10 @@ if one then
     local count = c + 0
     local opened = nil
     for i = 2, last do
-        local result = redis.pcall('HINCRBY', KEYS[i], ARGV[5 + i], c)
+        local result = redis.pcall('HINCRBY', KEYS[i], ARGV[6 + i], c)
         if type(result) == 'table' then
             undo_one(i - 1, false)
-            return refused_increment(result, ARGV[5 + i])
+            return refused_increment(result, ARGV[6 + i])
         end
         if result == count then
             opened = opened or {}
@@ -177,7 +171,7 @@ if one then
     A = {ARGV[1], ARGV[2], ARGV[3], ARGV[4], c}
     fresh = {}
     for _, i in ipairs(opened) do
-        local start = ARGV[5 + i]
+        local start = ARGV[6 + i]
         fresh[#fresh + 1] = #A + 1
         fresh[#fresh + 1] = i
         fresh[#fresh + 1] = 0
