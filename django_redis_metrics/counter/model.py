@@ -10,8 +10,10 @@ catalogue lists the counters.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from itertools import repeat
 from typing import Any, ClassVar
 
 from ..archive.history import HistoryReads
@@ -112,9 +114,8 @@ class Counter(HistoryReads, SlicedMetric):
         if deferral.check_defer(defer, batch):
             deferral.sink().incr(self, count, timestamp)
             return
-        slices = self._slices_of(count, timestamp)
         client = get_redis_connection()
-        call = self._incr_call(slices, client, count)
+        call = self._incr_one_call(count, timestamp, client)
         if batch is not None:
             batch.add(call)
         else:
@@ -188,11 +189,29 @@ class Counter(HistoryReads, SlicedMetric):
             keys.append(catalogue_key(KIND))
         return ScriptCall(script("counter_incr"), keys, args, self._listing_steps)
 
+    def _incr_one_call(self, count: int, timestamp: float, client: AnyRedisClient) -> ScriptCall:
+        """The script call of one increment, in the script's short form: the latest slice
+        start, then the slice start at each precision, in key order (14 arguments for 7
+        precisions, where the general form takes 34: building, packing and parsing them is
+        much of a call's cost)."""
+        inline = catalogue.inline_catalogue(client)
+        base = metric_key(KIND, self.name)  # settings are read once per write, not per key
+        precisions = self.precisions
+        second = math.floor(timestamp)  # each slice start: this second's, floored to a precision
+        starts = [second - second % precision for precision in precisions]
+        keys: list[str] = [f"{base}:meta", *(f"{base}:{precision}" for precision in precisions)]
+        args: list[str | int] = [self.name, self.samples, int(inline), MAX_AHEAD, count, "*"]
+        args.append(max(starts))  # the latest, compared with the Redis clock first
+        args += starts
+        if inline:
+            keys.append(catalogue_key(KIND))
+        return ScriptCall(script("counter_incr"), keys, args, self._listing_steps)
+
     def _incr_steps(self, client: AnyRedisClient, count: object, when: When) -> Steps[None]:
         """``incr``'s write, checked, as steps (``client`` tells whether the script lists the
         counter itself)."""
         count, timestamp = self._checked(count, when)
-        yield from calls_steps([self._incr_call(self._slices_of(count, timestamp), client, count)])
+        yield from calls_steps([self._incr_one_call(count, timestamp, client)])
 
     def _incr_many_steps(
         self, client: AnyRedisClient, increments: Iterable[tuple[When, int]]
@@ -246,16 +265,19 @@ class Counter(HistoryReads, SlicedMetric):
     def _own_series_steps(self, precision: int) -> Steps[list[tuple[int, int]]]:
         """The samples of ``precision`` (checked by the caller) in this counter's own keys."""
         key = self.key(precision)
-        # HSCAN: one call for a compact hash, bounded steps for one of many samples.
         data: dict[Any, Any] = {}
+        if self.samples <= self.READ_CHUNK:
+            # Retention at write time keeps the hash within its samples (and the few slices a
+            # clock ahead adds): read whole, one pass (HGETALL costs half an HSCAN's work).
+            data = yield Op("hgetall", key)
+            return sorted(zip(map(int, data), map(int, data.values()), strict=True))  # bytes|str
+        # HSCAN: bounded steps for a hash of many samples.
         cursor = 0
         while True:
             cursor, chunk = yield Op("hscan", key, cursor, count=self.READ_CHUNK)
             data.update(chunk)
             if not int(cursor):
-                return sorted(
-                    {int(to_str(start)): int(to_str(n)) for start, n in data.items()}.items()
-                )
+                return sorted(zip(map(int, data), map(int, data.values()), strict=True))
 
     def recent(
         self, precision: int, count: int | None = None, until: When = None
@@ -275,10 +297,28 @@ class Counter(HistoryReads, SlicedMetric):
     def _own_recent_steps(
         self, precision: int, count: int | None, until: When
     ) -> Steps[list[tuple[int, int]]]:
+        samples = self.samples
+        if count is None or (type(count) is int and samples >= count > 0):
+            wanted = samples if count is None else count
+            if samples <= self.READ_CHUNK and 2 * wanted >= samples:
+                return (yield from self._recent_whole_steps(precision, wanted, until))
         found = yield from self._recent_steps_of(
             precision, count, until, self.MAX_RECENT, self.READ_CHUNK
         )
         return [(s, int(to_str(v)) if v is not None else 0) for s, v in found]
+
+    def _recent_whole_steps(
+        self, precision: int, count: int, until: When
+    ) -> Steps[list[tuple[int, int]]]:
+        """``recent`` of at least half the window, when the window is small: the hash read
+        whole (HGETALL: one pass over a compact hash of at most ``samples`` slices and the few
+        a clock ahead adds, where HMGET looks each slice up with a pass of its own)."""
+        precision = self._check_precision(precision)
+        last = slice_start(to_timestamp(until, "until"), precision)
+        stored: dict[Any, Any] = yield Op("hgetall", self.key(precision))
+        counts = dict(zip(map(int, stored), map(int, stored.values()), strict=True))  # bytes|str
+        starts = range(last - precision * (count - 1), last + 1, precision)
+        return list(zip(starts, map(counts.get, starts, repeat(0)), strict=True))
 
     def lifetime_total(self) -> int:
         """The net sum of every count added since the counter was created (0 if none): kept
