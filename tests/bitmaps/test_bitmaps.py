@@ -504,6 +504,8 @@ def test_clean_metrics_applies_retention_per_period(paris: Any, settings: Any) -
     assert cleanup.clean_all(now=now, kinds=["bitmap"])[0].items_removed == 0
 
 
+# clean_metrics archives too: a pass writes to the database.
+@pytest.mark.django_db(transaction=True)
 def test_clean_metrics_command_cleans_bitmaps(paris: Any) -> None:
     active = UniqueBitmap("active", periods=("day",))
     active.mark(1, datetime.now(UTC) - timedelta(days=400))

@@ -88,6 +88,8 @@ def test_a_bad_cap_setting_is_a_clear_error(single: Any, settings: Any) -> None:
     assert single.keys() == []
 
 
+# Reads reaching past the retention consult the archive (the database).
+@pytest.mark.django_db(transaction=True)
 def test_one_call_decides_each_entry_as_one_by_one_writes_would(backend: Any) -> None:
     """The record script decides where every index entry goes before it writes: repeated
     values, new values crossing the cap and an event past retention (not stored, so its value
@@ -145,6 +147,8 @@ def test_a_changed_configuration_is_stored_by_the_next_record(backend: Any) -> N
     assert (stored.retention, stored.max_values, stored.index) == (7200, 7, ("a", "b"))
 
 
+# Reads reaching past the retention consult the archive (the database).
+@pytest.mark.django_db(transaction=True)
 def test_racing_recorders_fill_the_cap_exactly(backend: Any) -> None:
     """Threads recording new values one by one and in batches while a preener loops: exactly
     ``max_values`` values are indexed under themselves, every event is indexed exactly once."""
