@@ -103,25 +103,17 @@ def period_chart(bitmap: UniqueBitmap, kind: str, values: list[tuple[Period, int
 
 
 def history_chart(bitmap: UniqueBitmap, kind: str, key: str, now: float) -> Chart:
-    """Distinct users per ``kind`` period over a year, five years or all: the periods Redis
-    keeps from Redis, older ones from the archive (``UniqueBitmap.history``)."""
-    oldest = history.oldest_archived(bitmap.KIND, bitmap.name, table="period")
-    periods, notes = history.periods_of(kind, key, now, oldest)
-    points = bitmap.history(kind, periods[0].start_ts, now)
-    return history.period_history_chart(
-        bitmap.name,
+    """Distinct users per ``kind`` period over a year, five years or all: the periods
+    Redis keeps from Redis, older ones from the archive (``history()``)."""
+    return history.periods_chart(
+        bitmap,
         "uniques",
         kind,
-        periods,
-        points,
-        notes,
+        key,
+        now,
+        lambda start, end: bitmap.history(kind, start, end),
         f"{bitmap.name}: distinct users per {kind}",
     )
-
-
-def history_kinds(bitmap: UniqueBitmap) -> list[str]:
-    """The periods a long range is drawn in: those the archive keeps that the bitmap has."""
-    return [p for p in ("day", "week", "month") if p in bitmap.periods]
 
 
 def chosen_kind(request: HttpRequest, bitmap: UniqueBitmap) -> str:
@@ -137,7 +129,7 @@ def bitmap_data(request: HttpRequest) -> HttpResponse:
     kind = chosen_kind(request, bitmap)
     key = history.chosen(request.GET)
     if key is not None:
-        if kind not in history_kinds(bitmap):
+        if kind not in history.set_periods(bitmap):
             raise Http404("Long ranges are drawn by day, week or month.")
         return export.respond(request, history_chart(bitmap, kind, key, common.current_time()))
     counts, notes = period_reading(bitmap, common.current_time(), [kind])
@@ -202,7 +194,9 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
     now = common.current_time()
     key = history.chosen(request.GET)
     if key is not None:
-        found = {kind: history_chart(bitmap, kind, key, now) for kind in history_kinds(bitmap)}
+        found = {
+            kind: history_chart(bitmap, kind, key, now) for kind in history.set_periods(bitmap)
+        }
     else:
         counts, notes = period_reading(bitmap, now)
         found = {

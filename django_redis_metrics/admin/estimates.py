@@ -114,25 +114,17 @@ def period_chart(estimate: UniqueEstimate, kind: str, values: list[tuple[Period,
 
 
 def history_chart(estimate: UniqueEstimate, kind: str, key: str, now: float) -> Chart:
-    """Estimated distinct items per ``kind`` period over a year, five years or all: the
-    periods Redis keeps from Redis, older ones from the archive (``UniqueEstimate.history``)."""
-    oldest = history.oldest_archived(estimate.KIND, estimate.name, table="period")
-    periods, notes = history.periods_of(kind, key, now, oldest)
-    points = estimate.history(kind, periods[0].start_ts, now)
-    return history.period_history_chart(
-        estimate.name,
+    """Distinct items per ``kind`` period over a year, five years or all: the periods
+    Redis keeps from Redis, older ones from the archive (``history()``)."""
+    return history.periods_chart(
+        estimate,
         "estimate",
         kind,
-        periods,
-        points,
-        notes,
+        key,
+        now,
+        lambda start, end: estimate.history(kind, start, end),
         f"{estimate.name}: distinct items per {kind} (estimated)",
     )
-
-
-def history_kinds(estimate: UniqueEstimate) -> list[str]:
-    """The periods a long range is drawn in: those the archive keeps that the estimate has."""
-    return [p for p in ("day", "week", "month") if p in estimate.periods]
 
 
 def chosen_kind(request: HttpRequest, estimate: UniqueEstimate) -> str:
@@ -148,7 +140,7 @@ def estimate_data(request: HttpRequest) -> HttpResponse:
     kind = chosen_kind(request, estimate)
     key = history.chosen(request.GET)
     if key is not None:
-        if kind not in history_kinds(estimate):
+        if kind not in history.set_periods(estimate):
             raise Http404("Long ranges are drawn by day, week or month.")
         return export.respond(request, history_chart(estimate, kind, key, common.current_time()))
     counts, notes = period_reading(estimate, common.current_time(), [kind])
@@ -164,7 +156,9 @@ def estimate_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateRe
     shown = []
     key = history.chosen(request.GET)
     if key is not None:
-        found = {kind: history_chart(estimate, kind, key, now) for kind in history_kinds(estimate)}
+        found = {
+            kind: history_chart(estimate, kind, key, now) for kind in history.set_periods(estimate)
+        }
     else:
         counts, notes = period_reading(estimate, now)
         found = {

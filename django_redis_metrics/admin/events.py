@@ -89,16 +89,8 @@ def series_history(series: EventSeries, key: str, now: float) -> charts.Chart:
     """Events per day (the site's days, as the series counts them) over a year, five years or
     all (the newest 2,000 days): the days Redis keeps from Redis, older ones from the archive
     (``EventSeries.history``)."""
-    oldest = history.oldest_archived(series.KIND, series.name, table="period")
-    days, notes = history.periods_of("day", key, now, oldest)
-    return history.period_history_chart(
-        series.name,
-        "events",
-        "day",
-        days,
-        series.history(days[0].start_ts, now),
-        notes,
-        f"{series.name}: events per day",
+    return history.periods_chart(
+        series, "events", "day", key, now, series.history, f"{series.name}: events per day"
     )
 
 

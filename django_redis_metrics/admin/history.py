@@ -170,13 +170,14 @@ def daily_precision(metric: Any) -> int:
     return DAY
 
 
-#: The calendar periods a set's history is drawn in, per range: days for a year, weeks for five
-#: years, months for all (distinct counts cannot be added up, so each point is a period).
-SET_PERIODS: Mapping[str, tuple[str, ...]] = {
-    "year": ("day", "week", "month"),
-    "5y": ("day", "week", "month"),
-    "all": ("day", "week", "month"),
-}
+#: The calendar periods a long range of a set (unique users, estimates) is drawn in: those the
+#: archive keeps. Distinct counts cannot be added up, so each point is one period.
+ARCHIVED_PERIODS = ("day", "week", "month")
+
+
+def set_periods(metric: Any) -> list[str]:
+    """The periods a long range of ``metric`` is drawn in: those it keeps that are archived."""
+    return [p for p in ARCHIVED_PERIODS if p in metric.periods]
 
 
 def periods_of(
@@ -233,3 +234,20 @@ def period_history_chart(
     )
     (found,) = drive(pipe_steps([annotating.periods_read_op(list(periods))]))
     return annotating.attach(chart, found)
+
+
+def periods_chart(
+    metric: Any,
+    kind: str,
+    period: str,
+    key: str,
+    now: float,
+    read: Callable[[float, float], Iterable[tuple[int, int]]],
+    caption: str,
+) -> Chart:
+    """A count per ``period`` of ``metric`` over range ``key``: ``read(start, end)`` gives
+    ``(period start, count)`` from Redis for the periods it keeps, from the archive before."""
+    oldest = oldest_archived(metric.KIND, metric.name, table="period")
+    periods, notes = periods_of(period, key, now, oldest)
+    points = read(periods[0].start_ts, now)
+    return period_history_chart(metric.name, kind, period, periods, points, notes, caption)

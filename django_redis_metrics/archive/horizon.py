@@ -7,7 +7,7 @@ read: Redis has forgotten it (or is about to), so reads answer it from the archi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ..core.periods import Period, period_class
 from ..core.retention import period_retention
@@ -61,3 +61,12 @@ def cursor_after(last_end: float, now: float) -> int:
     """Where a pass that archived every period ending by ``last_end`` leaves its cursor: the
     next pass reads again what may still receive late writes (see ``LATE_GRACE``)."""
     return int(min(last_end, now - LATE_GRACE))
+
+
+def merged_counts(
+    held: Sequence[Period], counts: Sequence[int], gone: Sequence[Period], archived: Sequence[int]
+) -> list[tuple[int, int]]:
+    """``(period start, count)`` of Redis' periods (``held``, ``counts``) and the archive's
+    (``gone``, ``archived``), oldest first: what a set's ``history()`` returns."""
+    found = zip([*held, *gone], [*counts, *archived], strict=True)
+    return sorted((int(period.start_ts), int(count)) for period, count in found)

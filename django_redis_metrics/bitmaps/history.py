@@ -4,12 +4,11 @@ periods it holds and from the archive for older ones (``archived.py``)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import ClassVar
 
 from asgiref.sync import sync_to_async
 
-from ..archive.horizon import history_periods
+from ..archive.horizon import history_periods, merged_counts
 from ..core.aio import get_async_connection
 from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.drive import adrive, drive
@@ -44,7 +43,7 @@ class BitmapHistory:
         held, gone = self._history_plan(period, start, end)
         client = get_redis_connection()
         counts = drive(gather_steps([self._count_steps(client, p, None) for p in held]), client)
-        return _merged(held, checked(counts), gone, archived_counts(self, gone))
+        return merged_counts(held, checked(counts), gone, archived_counts(self, gone))
 
     async def ahistory(self, period: str, start: When, end: When) -> list[tuple[int, int]]:
         """``history`` awaited."""
@@ -52,7 +51,7 @@ class BitmapHistory:
         client = get_async_connection()
         steps = gather_steps([self._count_steps(client, p, None) for p in held])
         counts = checked(await adrive(steps, client))
-        return _merged(held, counts, gone, await sync_to_async(archived_counts)(self, gone))
+        return merged_counts(held, counts, gone, await sync_to_async(archived_counts)(self, gone))
 
     def _history_plan(
         self, period: str, start: When, end: When
@@ -60,10 +59,3 @@ class BitmapHistory:
         lo, hi = to_timestamp(start, "start"), to_timestamp(end, "end")
         periods = history_periods(self.NOUN, self.name, self.periods, period, lo, hi)
         return split_archived(periods, retention(), time.time())
-
-
-def _merged(
-    held: Sequence[Period], counts: Sequence[int], gone: Sequence[Period], archived: list[int]
-) -> list[tuple[int, int]]:
-    found = zip([*held, *gone], [*counts, *archived], strict=True)
-    return sorted((int(period.start_ts), int(count)) for period, count in found)

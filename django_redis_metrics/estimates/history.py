@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from asgiref.sync import sync_to_async
 
-from ..archive.horizon import history_periods
+from ..archive.horizon import history_periods, merged_counts
 from ..core.aio import get_async_connection
 from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.drive import adrive, drive
@@ -48,7 +48,7 @@ class EstimateHistory:
         held, gone = self._history_plan(period, start, end)
         client = get_redis_connection()
         counts = drive(gather_steps([self._count_steps(client, p, None) for p in held]), client)
-        return _merged(held, checked(counts), gone, self._archived_counts(gone))
+        return merged_counts(held, checked(counts), gone, self._archived_counts(gone))
 
     async def ahistory(self, period: str, start: When, end: When) -> list[tuple[int, int]]:
         """``history`` awaited."""
@@ -57,7 +57,7 @@ class EstimateHistory:
         counts = checked(
             await adrive(gather_steps([self._count_steps(client, p, None) for p in held]), client)
         )
-        return _merged(held, counts, gone, await sync_to_async(self._archived_counts)(gone))
+        return merged_counts(held, counts, gone, await sync_to_async(self._archived_counts)(gone))
 
     def _history_plan(
         self, period: str, start: When, end: When
@@ -79,10 +79,3 @@ class EstimateHistory:
             found = rows.get(int(period.start_ts), [])
             counts.append(self.count(period) if len(found) > 1 else sum(n for n, _ in found))
         return counts
-
-
-def _merged(
-    held: Sequence[Period], counts: Sequence[int], gone: Sequence[Period], archived: list[int]
-) -> list[tuple[int, int]]:
-    found = zip([*held, *gone], [*counts, *archived], strict=True)
-    return sorted((int(period.start_ts), int(count)) for period, count in found)
