@@ -75,13 +75,24 @@ def day_span(key: str, now: float, oldest: int | None, additive: bool) -> Span:
     """The days (or, for a long additive "all", the weeks) of range ``key`` up to today."""
     today = slice_start(now, DAY)
     reach = RANGES[key][1]
-    first = today - (reach - 1) * DAY if reach is not None else min(oldest or today, today)
+    if reach is not None:
+        first = today - (reach - 1) * DAY
+    else:  # an archive from 1970 on starts at 0: the oldest row, not "none"
+        first = today if oldest is None else min(oldest, today)
     count = (today - first) // DAY + 1
     if count <= charts.MAX_CHART_POINTS:
         return Span(first, count, DAY, live=True)
     if additive:
         first, last = first // WEEK * WEEK, today // WEEK * WEEK
-        return Span(first, (last - first) // WEEK + 1, WEEK, live=True)
+        weeks = (last - first) // WEEK + 1
+        if weeks <= charts.MAX_CHART_POINTS:
+            return Span(first, weeks, WEEK, live=True)
+        note = (
+            f"The archive reaches back {weeks:,} weeks; the chart shows the newest "
+            f"{charts.MAX_CHART_POINTS:,} (the CSV and JSON exports too)."
+        )
+        first = last - (charts.MAX_CHART_POINTS - 1) * WEEK
+        return Span(first, charts.MAX_CHART_POINTS, WEEK, live=True, notes=[note])
     first = today - (charts.MAX_CHART_POINTS - 1) * DAY
     note = (
         f"The archive reaches back {count:,} days; the chart shows the newest "
