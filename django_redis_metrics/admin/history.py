@@ -18,6 +18,7 @@ from typing import Any
 from django.db.models import Min
 from django.http import Http404, QueryDict
 
+from ..archive.missing import archive_tables
 from ..archive.models import ArchivedPeriod, ArchivedSlice
 from ..conf import conf
 from ..core.drive import drive
@@ -63,11 +64,12 @@ def links(
 def oldest_archived(kind: str, metric: str, table: str = "slice") -> int | None:
     """The start of the oldest archived slice (or period) of ``metric``, else ``None``."""
     model = ArchivedSlice if table == "slice" else ArchivedPeriod
-    found = (
-        model.objects.using(conf.ARCHIVE_DATABASE)
-        .filter(kind=kind, metric=metric)
-        .aggregate(oldest=Min("start"))["oldest"]
-    )
+    with archive_tables(conf.ARCHIVE_DATABASE):
+        found = (
+            model.objects.using(conf.ARCHIVE_DATABASE)
+            .filter(kind=kind, metric=metric)
+            .aggregate(oldest=Min("start"))["oldest"]
+        )
     return None if found is None else int(found)
 
 
