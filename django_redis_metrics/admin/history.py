@@ -18,6 +18,7 @@ from typing import Any
 from django.db.models import Min
 from django.http import Http404, QueryDict
 
+from ..archive.missing import archive_tables
 from ..archive.models import ArchivedPeriod, ArchivedSlice
 from ..conf import conf
 from ..core.drive import drive
@@ -63,11 +64,12 @@ def links(
 def oldest_archived(kind: str, metric: str, table: str = "slice") -> int | None:
     """The start of the oldest archived slice (or period) of ``metric``, else ``None``."""
     model = ArchivedSlice if table == "slice" else ArchivedPeriod
-    found = (
-        model.objects.using(conf.ARCHIVE_DATABASE)
-        .filter(kind=kind, metric=metric)
-        .aggregate(oldest=Min("start"))["oldest"]
-    )
+    with archive_tables(conf.ARCHIVE_DATABASE):
+        found = (
+            model.objects.using(conf.ARCHIVE_DATABASE)
+            .filter(kind=kind, metric=metric)
+            .aggregate(oldest=Min("start"))["oldest"]
+        )
     return None if found is None else int(found)
 
 
@@ -75,13 +77,24 @@ def day_span(key: str, now: float, oldest: int | None, additive: bool) -> Span:
     """The days (or, for a long additive "all", the weeks) of range ``key`` up to today."""
     today = slice_start(now, DAY)
     reach = RANGES[key][1]
-    first = today - (reach - 1) * DAY if reach is not None else min(oldest or today, today)
+    if reach is not None:
+        first = today - (reach - 1) * DAY
+    else:  # an archive from 1970 on starts at 0: the oldest row, not "none"
+        first = today if oldest is None else min(oldest, today)
     count = (today - first) // DAY + 1
     if count <= charts.MAX_CHART_POINTS:
         return Span(first, count, DAY, live=True)
     if additive:
         first, last = first // WEEK * WEEK, today // WEEK * WEEK
-        return Span(first, (last - first) // WEEK + 1, WEEK, live=True)
+        weeks = (last - first) // WEEK + 1
+        if weeks <= charts.MAX_CHART_POINTS:
+            return Span(first, weeks, WEEK, live=True)
+        note = (
+            f"The archive reaches back {weeks:,} weeks; the chart shows the newest "
+            f"{charts.MAX_CHART_POINTS:,} (the CSV and JSON exports too)."
+        )
+        first = last - (charts.MAX_CHART_POINTS - 1) * WEEK
+        return Span(first, charts.MAX_CHART_POINTS, WEEK, live=True, notes=[note])
     first = today - (charts.MAX_CHART_POINTS - 1) * DAY
     note = (
         f"The archive reaches back {count:,} days; the chart shows the newest "

@@ -27,6 +27,7 @@ from ..core.labels.aggregate import with_series
 from ..core.steps import Steps
 from ..core.timeutil import When, slice_start, to_timestamp
 from ..core.validation import integer
+from .missing import archive_tables
 
 #: Most slices one ``history()`` call returns (about 11 years of hours, 270 of days): a
 #: range wider than that is refused (read it in parts).
@@ -132,9 +133,10 @@ def archived(
         parts = range(0, len(names), SERIES_PER_QUERY)
         queries = [base.filter(series__in=names[i : i + SERIES_PER_QUERY]) for i in parts]
     found: dict[str, dict[int, Any]] = {}
-    for query in queries:
-        for name, start, *values in query.values_list("series", "start", *spec.fields):
-            found.setdefault(name, {})[start] = spec.from_row(*values)
+    with archive_tables(using):
+        for query in queries:
+            for name, start, *values in query.values_list("series", "start", *spec.fields):
+                found.setdefault(name, {})[start] = spec.from_row(*values)
     return found
 
 

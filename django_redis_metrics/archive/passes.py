@@ -12,6 +12,7 @@ from ..core.connection import RedisClient, get_redis_connection
 from ..core.timeutil import When, to_timestamp
 from ..kinds import registered
 from .base import ArchiveContext, Archiver, ArchiveReport
+from .missing import archive_tables
 
 
 def archivers() -> dict[str, Archiver]:
@@ -38,4 +39,5 @@ def archive_all(
     )
     known = archivers()
     selected = list(known) if kinds is None else list(kinds)
-    return [known[kind](client, context) for kind in selected]
+    with archive_tables(context.using):
+        return [known[kind](client, context) for kind in selected]

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..conf import conf
 from ..core.labels.labelling import SEPARATOR
+from .missing import archive_tables
 from .models import ArchivedPeriod
 
 
@@ -29,7 +30,8 @@ def archived_rows(
     fields = ("start", "count", "data") if data else ("start", "count")
     found: dict[int, list[tuple[int, Any]]] = {}
     keep = set(wanted)
-    for row in rows.values_list(*fields):
-        if row[0] in keep:
-            found.setdefault(row[0], []).append((row[1], row[2] if data else None))
+    with archive_tables(conf.ARCHIVE_DATABASE):
+        for row in rows.values_list(*fields):
+            if row[0] in keep:
+                found.setdefault(row[0], []).append((row[1], row[2] if data else None))
     return found

@@ -20,6 +20,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 
 from ..archive.horizon import MAX_HISTORY_PERIODS
+from ..archive.missing import archive_tables
 from ..conf import conf
 from ..core.drive import adrive, drive
 from ..core.gather import pipelined_steps
@@ -121,7 +122,8 @@ def _archived_span(name: str, lo: float, hi: float, reach: float) -> tuple[int, 
     rows = ArchivedPeriod.objects.using(conf.ARCHIVE_DATABASE).filter(
         kind=KIND, series=name, period="day", start__gte=first, start__lte=last
     )
-    found = rows.aggregate(last=Max("start"))["last"]
+    with archive_tables(conf.ARCHIVE_DATABASE):
+        found = rows.aggregate(last=Max("start"))["last"]
     return None if found is None else (first, int(found))
 
 
@@ -146,7 +148,8 @@ def _archived_days(name: str, days: list[Period]) -> dict[int, int]:
         start__gte=int(days[0].start_ts),
         start__lte=int(days[-1].start_ts),
     )
-    return dict(rows.values_list("start", "count"))
+    with archive_tables(conf.ARCHIVE_DATABASE):
+        return dict(rows.values_list("start", "count"))
 
 
 def _preferred(counts: list[tuple[int, int]], archived: dict[int, int]) -> list[tuple[int, int]]:
@@ -166,7 +169,8 @@ def _archived_breakdown(name: str, field: str, span: tuple[int, int] | None) -> 
         series=name, field=field, start__gte=span[0], start__lte=span[1]
     )
     totals = rows.values("value").annotate(total=Sum("count")).values_list("value", "total")
-    return {value: int(total) for value, total in totals}
+    with archive_tables(conf.ARCHIVE_DATABASE):
+        return {value: int(total) for value, total in totals}
 
 
 def _added(first: dict[str, int], second: dict[str, Any]) -> dict[str, int]:

@@ -93,6 +93,25 @@ def test_all_of_a_long_history_is_drawn_by_week(
     assert payload["series"][0]["values"][-1] >= 4
 
 
+def test_all_of_an_archive_from_1970_on_shows_its_newest_2000_weeks(
+    analyst: Any, frozen: float, archived: Callable[..., None]
+) -> None:
+    today = slice_start(frozen, DAY)
+    archived("counter", "legacy", 0, count=5)  # the first day of 1970: start 0 is a row too
+    archived("counter", "legacy", today - 3000 * DAY, count=6)
+    Counter("legacy").incr(4, when=frozen)
+    payload = chart_of(analyst, "countermetric", "?name=legacy&history=all")
+    assert payload["step"] == 7 * DAY and len(payload["x"]) == 2000
+    assert payload["x"][-1] == today // (7 * DAY) * (7 * DAY)
+    assert any("newest 2,000" in note for note in payload["notes"])
+    assert sum(payload["series"][0]["values"]) == 10  # 1970 lies beyond the 2,000 weeks
+    archived("gauge", "old_queue", 0, count=1, last=2.0, minimum=1.0, maximum=9.0)
+    Gauge("old_queue").set(3, when=frozen)
+    payload = chart_of(analyst, "gaugemetric", "?name=old_queue&history=all")
+    assert len(payload["x"]) == 2000 and payload["x"][-1] == today
+    assert any("newest 2,000" in note for note in payload["notes"])
+
+
 def test_a_statistic_and_a_gauge_show_each_day(
     analyst: Any, frozen: float, archived: Callable[..., None]
 ) -> None:

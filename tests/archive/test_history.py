@@ -215,6 +215,21 @@ def test_a_labelled_gauge_read_whole_groups_its_series(tiny: float) -> None:
     ]
 
 
+def test_a_series_redis_forgot_is_read_by_its_metric_not_by_a_queryset(tiny: float) -> None:
+    """docs/history.md: a queryset selects among the series Redis lists; the metric read whole
+    (and the series itself) still read a forgotten series' archived slices."""
+    hits = Counter("hits", labels=("view",))
+    hits.labels(view="home").incr(1, when=tiny + 1)
+    hits.labels(view="about").incr(10, when=tiny + 2)
+    archive_all(now=tiny + 60)
+    queried = Counter.objects.filter(name="hits")
+    assert hits.history(10, tiny, tiny + 5) == queried.history(10, tiny, tiny + 5) == [(tiny, 11)]
+    hits.labels(view="about").delete()
+    assert hits.history(10, tiny, tiny + 5) == [(tiny, 11)]
+    assert hits.labels(view="about").history(10, tiny, tiny + 5) == [(tiny, 10)]
+    assert queried.history(10, tiny, tiny + 5) == [(tiny, 1)]
+
+
 def test_a_pass_reads_only_what_closed_since_its_cursor(tiny: float) -> None:
     """A precision with no slice closed since the last pass is not read at all; a metric
     without an archived precision gives no row at it."""

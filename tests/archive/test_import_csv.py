@@ -215,6 +215,9 @@ GOOD = ["2024-03-10T00:00:00+00:00", "2024-03-10 UTC", "4"]
         (["2024-03-09T00:00:00+00:00", "x", "3"], "line 3: its start is not after"),
         (["2024-03-10T00:00:00+00:00", "x", "3"], "line 3: its start is not after"),
         (["2024-03-11T00:00:00+00:00", "3"], "line 3: 2 cells, where the header has 3"),
+        (["0001-01-01T00:00:00+00:00", "x", "3"], "line 3: .* is not within the years 2 to"),
+        (["9999-01-01T00:00:00+00:00", "x", "3"], "line 3: .* is not within the years 2 to"),
+        (["2024-03-11T00:00:00+00:00", "x" * 200_000, "3"], r"line 3: field larger than"),
     ],
 )
 def test_a_wrong_line_is_named_and_nothing_of_the_file_is_written(

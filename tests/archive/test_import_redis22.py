@@ -154,9 +154,11 @@ def test_keys_2_2_does_not_write_are_skipped_and_reported(
     old_site.r.r.set("m:signups:2024-03-01", "lots")
     old_site.r.r.set("m:signups:2024-03-02", "-4")
     old_site.r.r.set("m:signups:h:2024-03-02-11", 0)  # an empty hour: no row
+    old_site.r.r.set("m:signups:0001-01-01", 5)  # before any history() reads
     _, err = run("--redis-metrics", old_site.url)
     assert archived(archive_db) == written(old_site.r)
-    assert "Skipped 3 keys that 2.2 does not write" in err
+    assert "Skipped 4 keys that 2.2 does not write" in err
+    assert "m:signups:0001-01-01: its date is not within the years 2 to 9998" in err
     assert "m:signups:h:2024-02-30-10: day is out of range" in err
     assert "m:signups:2024-03-01: its value 'lots' is not a count" in err
 

@@ -25,12 +25,13 @@ from __future__ import annotations
 import csv
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from ...admin import gauges, statistics
 from ...admin.charts import COMPARE
+from ...core.timeutil import EARLIEST, LATEST
 from ..models import ArchivedSlice
 from .writing import MAX_COUNT, Target
 
@@ -132,9 +133,24 @@ def plan(
     )
 
 
+def records(file: Iterable[str], path: str) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, cells)`` of each record of ``file``; what the csv module cannot read
+    (a field over its 131,072 characters, which no export writes) is a ``ValueError`` naming
+    the line."""
+    reader = csv.reader(file)
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ValueError(f"{path}, line {reader.line_num}: {exc}.") from None
+        yield reader.line_num, cells
+
+
 def read_header(path: str) -> list[str]:
     with open(path, encoding="utf-8-sig", newline="") as file:
-        header = next(csv.reader(file), None)
+        header = next((cells for _, cells in records(file, path)), None)
     if not header or header[:2] != [START, LABEL] or VALUE not in header:
         raise ValueError(
             f"{path}, line 1: not the admin's export (its header starts with 'start', 'label' "
@@ -155,11 +171,10 @@ def rows(plan: CsvPlan, still_open: list[int] | None = None) -> Iterator[Archive
     """The slices of ``plan``'s file, line by line; a ``ValueError`` names a wrong line.
     The starts of slices still open are appended to ``still_open``, not yielded."""
     with open(plan.path, encoding="utf-8-sig", newline="") as file:
-        reader = csv.reader(file)
-        width = len(next(reader))
+        lines = records(file, path=plan.path)
+        width = len(next(lines)[1])
         previous: int | None = None
-        for cells in reader:
-            line = reader.line_num
+        for line, cells in lines:
 
             def wrong(what: str, line: int = line) -> ValueError:
                 return ValueError(f"{plan.path}, line {line}: {what}")
@@ -208,6 +223,8 @@ def slice_start(cell: str, precision: int, wrong: Wrong) -> int:
     if when.utcoffset() is None:
         raise wrong(f"start {cell!r} has no UTC offset (the export writes one).")
     stamp = when.timestamp()
+    if not EARLIEST <= stamp <= LATEST:  # history() could never read such a slice back
+        raise wrong(f"start {cell!r} is not within the years 2 to 9998.")
     if stamp != int(stamp) or int(stamp) % precision:
         raise wrong(
             f"start {cell!r} does not begin a slice of {precision} seconds (slices begin at "

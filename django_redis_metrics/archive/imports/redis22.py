@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 
 from ...core.connection import RedisClient
 from ...core.keys import to_str
+from ...core.timeutil import EARLIEST, LATEST
 from ..models import ArchivedSlice
 from .writing import COUNTER_FIELDS, MAX_COUNT, Summary, Target, parse_target, write
 
@@ -124,6 +125,8 @@ def slices(
             slug, date = parsed.groups()
             try:
                 start = datetime.strptime(date, date_format).replace(tzinfo=UTC)
+                if not EARLIEST <= start.timestamp() <= LATEST:  # never read back
+                    raise ValueError("its date is not within the years 2 to 9998")
                 target = renames.get(slug) or parse_target(slug)
             except ValueError as exc:
                 skipped.add(key, str(exc))
