@@ -49,8 +49,12 @@ def split_archived(
     """``periods`` as (those Redis holds, those it no longer does) by the retention ``keep``
     (``BITMAP_RETENTION``). With ``bits``, only weeks and months count as archived (those
     whose bits are): older days stay Redis's, which reads them as empty, as it always did."""
-    gone = [p for p in periods if is_archived(p, keep, now) and (not bits or p.name in BITS)]
-    return [p for p in periods if p not in gone], gone
+    held: list[Period] = []
+    gone: list[Period] = []
+    for period in periods:  # one pass: a range may plan thousands of periods
+        archived = is_archived(period, keep, now) and (not bits or period.name in BITS)
+        (gone if archived else held).append(period)
+    return held, gone
 
 
 def archived_counts(bitmap: Named, periods: Sequence[Period]) -> list[int]:

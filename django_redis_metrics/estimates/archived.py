@@ -41,8 +41,11 @@ class Estimate(Protocol):
 def split_archived(periods: Sequence[Period], now: float) -> tuple[list[Period], list[Period]]:
     """``periods`` as (those Redis holds, those it no longer does) by ``ESTIMATE_RETENTION``."""
     keep = retention()
-    gone = [p for p in periods if is_archived(p, keep, now)]
-    return [p for p in periods if p not in gone], gone
+    held: list[Period] = []
+    gone: list[Period] = []
+    for period in periods:  # one pass: a range may plan thousands of periods
+        (gone if is_archived(period, keep, now) else held).append(period)
+    return held, gone
 
 
 def archived_registers(name: str, periods: Sequence[Period]) -> list[bytes]:
