@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+import uuid
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -40,7 +41,7 @@ def exact_quantile(values: list[float], q: float) -> float:
 @given(written=recordings)
 def test_the_statistic_merges_its_series(backend: Any, written: list[Any]) -> None:
     now = time.time()
-    latency = Statistic(f"latency-{id(written)}", labels=("view",))
+    latency = Statistic(f"latency-{uuid.uuid4().hex}", labels=("view",))  # ids are reused
     per_hour: dict[int, list[float]] = {}
     for view, value, hours in written:
         when = now - hours * HOUR
