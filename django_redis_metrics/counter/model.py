@@ -206,18 +206,14 @@ class Counter(HistoryReads, SlicedMetric):
         transaction fast path (``fast.py``)."""
         inline = catalogue.inline_catalogue(client)
         base, starts = self._starts(timestamp)
-        keys: list[str] = [
-            f"{base}:meta",
-            *(f"{base}:{precision}" for precision in self.precisions),
-        ]
+        keys: list[str] = [f"{base}:meta", *(f"{base}:{p}" for p in self.precisions)]
         args: list[str | int] = [self.name, self.samples, int(inline), MAX_AHEAD, count, "*"]
         args.append(max(starts))  # the latest, compared with the Redis clock first
         args += starts
         if inline:
             keys.append(catalogue_key(KIND))
-        return ScriptCall(
-            script("counter_incr"), keys, args, fast.follow_up(self, client, base, starts)
-        )
+        then = fast.follow_up(self, client, base, starts)  # may record the slices opened
+        return ScriptCall(script("counter_incr"), keys, args, then)
 
     def _incr_steps(self, client: AnyRedisClient, count: object, when: When) -> Steps[None]:
         """``incr``'s write, checked, as steps (``client`` tells whether the script lists the
