@@ -20,20 +20,29 @@ the caller sends the script, which refuses the write as always.
 
 Only for a plain single-node client (``core/transaction.py``); on a cluster, in a ``Batch``, for
 ``defer=True`` and for async writes the script runs as before.
+
+In a ``Batch``, the increments of one counter queued one after another are sent as one call in
+the script's general form instead (:func:`folded`): one upkeep per precision for all the slices
+they open, where one call each would pay it per slice. They fold while their finest slices fall
+in one block of ``LISTPACK_ENTRIES - samples`` (so a hash never holds more fields than stay in
+Redis' compact encoding before the call trims it) and their pairs within
+``Counter.MAX_PAIRS_PER_CALL``. The sender's batches are not folded (its calls are numbered
+one by one, ``sending/``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import ResponseError
 
 from ..core import catalogue, transaction
-from ..core.batch import ScriptCall, run_calls
+from ..core.batch import FoldableCall, ScriptCall, run_calls
 from ..core.connection import AnyRedisClient, RedisClient
 from ..core.keys import catalogue_key
-from ..core.retention import MAX_AHEAD
+from ..core.retention import LISTPACK_ENTRIES, MAX_AHEAD
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Steps
 from .keys import KIND
@@ -67,6 +76,34 @@ def record(fact: Fact, starts: tuple[int, ...]) -> None:
     if fact not in _opened and len(_opened) >= OPENED_SIZE:
         _opened.clear()
     _opened[fact] = starts
+
+
+def one_call(
+    counter: Counter,
+    client: AnyRedisClient,
+    keys: list[str],
+    args: list[str | int],
+    base: str,
+    starts: tuple[int, ...],
+) -> FoldableCall:
+    """The short-form script call of one increment (``Counter._incr_one_call``'s ``keys`` and
+    ``args``): its follow-up records the slices it opened; queued on a ``Batch``, it folds with
+    the increments of the same counter queued right after it (:func:`folded`)."""
+    most = counter.MAX_PAIRS_PER_CALL // len(counter.precisions)
+    # A hash stays compact while the slices a call adds before trimming fit beside its samples:
+    # increments fold while their finest slices fall in one block of that many.
+    finest = min(counter.precisions)
+    block = finest * max(1, LISTPACK_ENTRIES - counter.samples)
+    here = starts[counter.precisions.index(finest)] // block
+    return FoldableCall(
+        script("counter_incr"),
+        keys,
+        args,
+        follow_up(counter, client, base, starts),
+        fold_key=(*keys, counter.samples, here),
+        fold=partial(folded, counter, client),
+        fold_most=most,
+    )
 
 
 def follow_up(
@@ -166,3 +203,19 @@ def _take_back(
         run_calls(client, [counter._incr_call(slices, client, total)])
     elif total:
         client.hincrby(fields[-1][0], "t", total)
+
+
+def folded(counter: Counter, client: AnyRedisClient, calls: Sequence[ScriptCall]) -> ScriptCall:
+    """Increments of ``counter`` queued one after another on a ``Batch`` (short-form calls, see
+    ``Counter._incr_one_call``) as one call in the script's general form: their counts summed
+    per slice, one upkeep per precision for all the slices they open (``core.batch.fold_calls``:
+    refused as a whole, they are sent again one by one)."""
+    slices: dict[int, dict[int, int]] = {p: {} for p in counter.precisions}
+    total = 0
+    for call in calls:
+        count = int(call.args[4])
+        total += count
+        for precision, start in zip(counter.precisions, call.args[7:], strict=True):
+            at = slices[precision]
+            at[int(start)] = at.get(int(start), 0) + count
+    return counter._incr_call(slices, client, total)

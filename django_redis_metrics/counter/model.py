@@ -212,8 +212,7 @@ class Counter(HistoryReads, SlicedMetric):
         args += starts
         if inline:
             keys.append(catalogue_key(KIND))
-        then = fast.follow_up(self, client, base, starts)  # may record the slices opened
-        return ScriptCall(script("counter_incr"), keys, args, then)
+        return fast.one_call(self, client, keys, args, base, starts)
 
     def _incr_steps(self, client: AnyRedisClient, count: object, when: When) -> Steps[None]:
         """``incr``'s write, checked, as steps (``client`` tells whether the script lists the
