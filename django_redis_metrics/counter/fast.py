@@ -54,6 +54,8 @@ script = ScriptLibrary(__name__.rpartition(".")[0])
 
 #: A counter as this module knows it: server, key base, samples, precisions.
 Fact = tuple[str, str, int, tuple[int, ...]]
+#: A counter's samples and precisions, its settings read once per write.
+Shape = tuple[int, tuple[int, ...]]
 
 #: Counters whose latest slices a script call of this process opened (or added to), with those
 #: slice starts; bounded, as a cache: forgetting one costs one script call.
@@ -81,6 +83,7 @@ def record(fact: Fact, starts: tuple[int, ...]) -> None:
 def one_call(
     counter: Counter,
     client: AnyRedisClient,
+    shape: Shape,
     keys: list[str],
     args: list[str | int],
     base: str,
@@ -89,31 +92,32 @@ def one_call(
     """The short-form script call of one increment (``Counter._incr_one_call``'s ``keys`` and
     ``args``): its follow-up records the slices it opened; queued on a ``Batch``, it folds with
     the increments of the same counter queued right after it (:func:`folded`)."""
-    most = counter.MAX_PAIRS_PER_CALL // len(counter.precisions)
+    samples, precisions = shape
+    most = counter.MAX_PAIRS_PER_CALL // len(precisions)
     # A hash stays compact while the slices a call adds before trimming fit beside its samples:
     # increments fold while their finest slices fall in one block of that many.
-    finest = min(counter.precisions)
-    block = finest * max(1, LISTPACK_ENTRIES - counter.samples)
-    here = starts[counter.precisions.index(finest)] // block
+    finest = min(precisions)
+    block = finest * max(1, LISTPACK_ENTRIES - samples)
+    here = starts[precisions.index(finest)] // block
     return FoldableCall(
         script("counter_incr"),
         keys,
         args,
-        follow_up(counter, client, base, starts),
-        fold_key=(*keys, counter.samples, here),
+        follow_up(counter, client, shape, base, starts),
+        fold_key=(*keys, samples, here),
         fold=partial(folded, counter, client),
         fold_most=most,
     )
 
 
 def follow_up(
-    counter: Counter, client: AnyRedisClient, base: str, starts: tuple[int, ...]
+    counter: Counter, client: AnyRedisClient, shape: Shape, base: str, starts: tuple[int, ...]
 ) -> Callable[[Any], Steps[None]]:
     """The follow-up of a short-form script call writing to ``starts``: the counter listed if
     need be, and, on a plain single-node client, its slices recorded as opened."""
     if not transaction.supports(client):  # type: ignore[arg-type]
         return counter._listing_steps
-    fact = fact_of(client, base, counter.samples, counter.precisions)  # type: ignore[arg-type]
+    fact = fact_of(client, base, *shape)  # type: ignore[arg-type]
 
     def then(unlisted: Any) -> Steps[None]:
         if not int(unlisted):
@@ -129,14 +133,19 @@ def forget_all() -> None:
 
 
 def try_incr(
-    counter: Counter, client: RedisClient, base: str, starts: tuple[int, ...], count: int
+    counter: Counter,
+    client: RedisClient,
+    shape: Shape,
+    base: str,
+    starts: tuple[int, ...],
+    count: int,
 ) -> bool:
     """Add ``count`` to the slices ``starts`` (one per precision, in order) of ``counter``, whose
     keys start with ``base``, as a bare transaction, if this process saw a script call accept
     those very slices; whether it did (``False``: the caller sends the script)."""
     if count == 0 or not transaction.supports(client):  # 0: a new slice would look like it
         return False
-    fact = fact_of(client, base, counter.samples, counter.precisions)
+    fact = fact_of(client, base, *shape)
     if _opened.get(fact) != starts:
         return False
     meta = f"{base}:meta"
@@ -210,12 +219,13 @@ def folded(counter: Counter, client: AnyRedisClient, calls: Sequence[ScriptCall]
     ``Counter._incr_one_call``) as one call in the script's general form: their counts summed
     per slice, one upkeep per precision for all the slices they open (``core.batch.fold_calls``:
     refused as a whole, they are sent again one by one)."""
-    slices: dict[int, dict[int, int]] = {p: {} for p in counter.precisions}
+    precisions = counter.precisions
+    slices: dict[int, dict[int, int]] = {p: {} for p in precisions}
     total = 0
     for call in calls:
         count = int(call.args[4])
         total += count
-        for precision, start in zip(counter.precisions, call.args[7:], strict=True):
+        for precision, start in zip(precisions, call.args[7:], strict=True):
             at = slices[precision]
             at[int(start)] = at.get(int(start), 0) + count
     return counter._incr_call(slices, client, total)
