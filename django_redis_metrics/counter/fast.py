@@ -15,7 +15,7 @@ missing key, an ``HINCRBY`` answering the count itself a slice it made. The scri
 then runs next (one more round trip, rare) and does what the script does for a slice that
 opened, the key's TTL set again: retention, TTL safety net, meta and listing are as the script
 leaves them, only not in the same round trip. An error reply (a key of another type, an
-overflow) has the increments that ran taken back by a general-form call and returns ``False``:
+overflow) has the increments that ran taken back in one more transaction and returns ``False``:
 the caller sends the script, which refuses the write as always.
 
 Only for a plain single-node client (``core/transaction.py``); on a cluster, in a ``Batch``, for
@@ -158,7 +158,7 @@ def try_incr(
     results = replies[1:]
     if any(isinstance(result, ResponseError) for result in results):
         _opened.pop(fact, None)
-        _take_back(counter, client, fields, results, count)
+        _take_back(client, fields, results, count)
         return False
     missing = replies[0] != len(keys)
     flags = "".join(_flag(result == count, missing) for result in results[:-1])
@@ -195,23 +195,18 @@ def repair_call(
 
 
 def _take_back(
-    counter: Counter,
-    client: RedisClient,
-    fields: Sequence[tuple[str, str]],
-    results: Sequence[Any],
-    count: int,
+    client: RedisClient, fields: Sequence[tuple[str, str]], results: Sequence[Any], count: int
 ) -> None:
-    """Undo the increments of a transaction that met an error reply, in the script's general
-    form (the same accounting, a slice and total restored together)."""
-    slices: dict[int, dict[int, int]] = {}
-    for precision, (_, start), result in zip(counter.precisions, fields, results, strict=False):
-        if not isinstance(result, ResponseError):
-            slices[precision] = {int(start): -count}
-    total = -count if not isinstance(results[-1], ResponseError) else 0
-    if slices:
-        run_calls(client, [counter._incr_call(slices, client, total)])
-    elif total:
-        client.hincrby(fields[-1][0], "t", total)
+    """Undo the increments of a transaction that met an error reply: ``HINCRBY -count`` of each
+    that ran, in one more transaction (none touches a key that refused its increment)."""
+    ran = [
+        field
+        for field, result in zip(fields, results, strict=True)
+        if not isinstance(result, ResponseError)
+    ]
+    plain: Any = client  # a plain single-node client: try_incr checked
+    if ran and transaction.incr_if_present(plain, [ran[0][0]], ran, -count) is None:
+        raise ResponseError("A counter's increments could not be taken back after an error reply.")
 
 
 def folded(counter: Counter, client: AnyRedisClient, calls: Sequence[ScriptCall]) -> ScriptCall:

@@ -193,3 +193,16 @@ def test_a_forgotten_process_state_only_costs_a_script_call(single):
     counter.incr(when=T0)
     assert calls(single)["evalsha"] == 1
     assert counter.lifetime_total() == 2
+
+
+def test_a_meta_hash_of_another_type_raises_with_nothing_written(single):
+    """The transaction's HINCRBY of the lifetime total fails: the slices' increments are taken
+    back, and the script refuses the write as it always did."""
+    counter = Counter("meta-clash", precisions=[1, 60])
+    counter.incr(when=T0)
+    single.client.delete(counter.meta_key)
+    single.client.set(counter.meta_key, "a string")
+    before = {key: single.client.dump(key) for key in single.keys()}
+    with pytest.raises(Exception, match="WRONGTYPE"):
+        counter.incr(when=T0)
+    assert {key: single.client.dump(key) for key in single.keys()} == before
