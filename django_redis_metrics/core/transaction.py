@@ -1,5 +1,6 @@
-"""Setting one bit in a few existing keys as one MULTI/EXEC, written straight to a pooled
-connection: the cheapest atomic write Redis has for a mark.
+"""Setting one bit in a few existing keys (a mark), or adding to a few existing hash fields (a
+counter's increment), as one MULTI/EXEC written straight to a pooled connection: the cheapest
+atomic write Redis has for them.
 
 A script call costs Redis about 4 µs more than the same commands in a transaction (Lua's set-up,
 argument tables, ``redis.call``), and redis-py's ``Pipeline`` costs the caller about 9 µs more
