@@ -1,7 +1,7 @@
 """Server instructions per operation, ours against RedisTimeSeries: the figures of bench_rts.py
 that a busy machine cannot blur.
 
-    python benchmarks/callgrind_rts.py [--ops 2000] [--baseline 5e4e82d]
+    python benchmarks/callgrind_rts.py [--ops 2000] [--baseline f68fbb4]
 
 Runs the Redis 7.4 server of ``bench_rts.py`` (the module loaded) under ``valgrind
 --tool=callgrind``, collecting inside ``processCommand`` only (a client's command, a script
@@ -145,7 +145,7 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ops", type=int, default=2000)
-    parser.add_argument("--baseline", default="5e4e82d")
+    parser.add_argument("--baseline", default="f68fbb4")
     args = parser.parse_args()
     from bench_rts import ensure_peer
     from common import baseline_tree, configure

@@ -9,7 +9,7 @@ sent the same way by every driver (``run_calls`` and :class:`Batch` drive it on 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +41,7 @@ from .scripts import (
 )
 from .steps import Op, Pipe, ScriptCall, Steps
 
-__all__ = ["Batch", "ScriptCall", "calls_steps", "is_outage", "run_calls"]
+__all__ = ["Batch", "FoldableCall", "ScriptCall", "calls_steps", "is_outage", "run_calls"]
 
 
 def run_calls(
@@ -190,6 +190,52 @@ def scripts_of(calls: Sequence[ScriptCall], indexes: Sequence[int]) -> list[LuaS
 
 
 @dataclass
+class FoldableCall(ScriptCall):
+    """A write that the writes queued right after it on the same :class:`Batch` with an equal
+    ``fold_key`` join, as one call made by ``fold`` (a counter's increments: one script call in
+    its general form rather than one per increment, most of which open a slice). A folded call
+    is all or nothing: refused as a whole, its writes are sent again one by one (each atomic),
+    so a refusal still refuses only the write it concerns."""
+
+    #: ``None``: nothing joins this call.
+    fold_key: object = None
+    fold: Callable[[Sequence[ScriptCall]], ScriptCall] | None = None
+    #: Most writes one folded call carries (the script's bound on one call).
+    fold_most: int = 1
+
+
+def fold_calls(calls: Sequence[ScriptCall]) -> list[tuple[ScriptCall, list[ScriptCall]]]:
+    """``calls`` with each run of consecutive foldable calls of equal ``fold_key`` folded into
+    one: ``(call to send, the writes it carries)``, in order."""
+    folded: list[tuple[ScriptCall, list[ScriptCall]]] = []
+    run: list[ScriptCall] = []
+
+    def flush() -> None:
+        head = run[0] if run else None
+        if isinstance(head, FoldableCall) and head.fold is not None and len(run) > 1:
+            folded.append((head.fold(run), list(run)))
+        elif head is not None:
+            folded.append((head, list(run)))
+        run.clear()
+
+    for call in calls:
+        head = run[0] if run else None
+        if (
+            isinstance(call, FoldableCall)
+            and isinstance(head, FoldableCall)
+            and call.fold_key is not None
+            and call.fold_key == head.fold_key
+            and len(run) < head.fold_most
+        ):
+            run.append(call)
+            continue
+        flush()
+        run.append(call)
+    flush()
+    return folded
+
+
+@dataclass
 class Batch:
     """Collects writes from any metrics and sends them together in one round trip.
 
@@ -223,7 +269,16 @@ class Batch:
         calls, self.calls = self.calls, []
         self.errors = []
         self.duplicates = []
-        self.results = run_calls(client, calls, self.errors, self.duplicates)
+        folded = fold_calls(calls)
+        replies = run_calls(client, [call for call, _ in folded], self.errors, self.duplicates)
+        self.results = []
+        for (call, writes), result in zip(folded, replies, strict=True):
+            refused = next((i for i, (c, _) in enumerate(self.errors) if c is call), None)
+            if len(writes) == 1 or refused is None:
+                self.results += [result] * len(writes)  # one result per write queued
+                continue
+            del self.errors[refused]  # nothing of it was written: its writes one by one
+            self.results += run_calls(client, writes, self.errors, self.duplicates)
         self.sent = True
         if self.errors:
             raise self.errors[0][1]

@@ -49,8 +49,11 @@ def run_step(client: RedisClient, step: Step) -> Any:
         return step.script(client, step.keys, step.args)
     if isinstance(step, Op):
         return getattr(client, step.method)(*step.args, **step.kwargs)
-    if isinstance(client, redis.Redis) and client.connection is None and _writes_only(step):
-        return _send_direct(client, step.ops)  # type: ignore[arg-type]
+    if isinstance(client, redis.Redis) and client.connection is None:
+        if _writes_only(step):
+            return _send_direct(client, step.ops)  # type: ignore[arg-type]
+        if _plain_reads(step):
+            return _read_direct(client, step.ops, step.raise_on_error)  # type: ignore[arg-type]
     pipe = client.pipeline(transaction=False)
     _queue(pipe, step.ops)
     return pipe.execute(raise_on_error=step.raise_on_error)
@@ -141,3 +144,49 @@ def _send_direct(client: redis.Redis, calls: Sequence[ScriptCall]) -> list[Any]:
         raise
     finally:
         pool.release(connection)
+
+
+#: Reads a pipeline sends straight to a pooled connection when they are all it holds: commands
+#: with no options, whose replies the client parses by command name alone (a counter's read and
+#: the listing of its labelled series, ``labels/aggregate.py``).
+DIRECT_READS = {"hgetall": "HGETALL", "hget": "HGET", "zrangebylex": "ZRANGEBYLEX"}
+
+
+def _plain_reads(step: Pipe) -> bool:
+    return all(type(op) is Op and not op.kwargs and op.method in DIRECT_READS for op in step.ops)
+
+
+def _read_direct(client: redis.Redis, ops: Sequence[Op], raise_on_error: bool) -> list[Any]:
+    """What ``pipeline(transaction=False).execute(raise_on_error)`` answers for plain reads on
+    one server, retries included, without a ``Pipeline``'s per-command bookkeeping (a read of a
+    counter costs its caller about a third less): one packed request, every reply read and
+    parsed as the client parses it (error replies as exceptions, the first raised if asked)."""
+    commands = [(DIRECT_READS[op.method], *op.args) for op in ops]
+    pool = client.connection_pool
+    connection: Any = pool.get_connection()  # redis-py leaves these methods untyped
+    parse: Any = client.parse_response
+
+    def attempt() -> list[Any]:
+        connection.send_packed_command(connection.pack_commands(commands))
+        answers: list[Any] = []
+        for command in commands:
+            try:
+                answers.append(parse(connection, command[0]))
+            except ResponseError as exc:
+                answers.append(exc)
+        return answers
+
+    try:
+        answers: list[Any] = connection.retry.call_with_retry(
+            attempt, lambda _error: connection.disconnect()
+        )
+    except BaseException:
+        connection.disconnect()  # replies may be left unread: never reuse this socket as is
+        raise
+    finally:
+        pool.release(connection)
+    if raise_on_error:
+        for answer in answers:
+            if isinstance(answer, ResponseError):
+                raise answer
+    return answers

@@ -1,5 +1,6 @@
-"""Setting one bit in a few existing keys as one MULTI/EXEC, written straight to a pooled
-connection: the cheapest atomic write Redis has for a mark.
+"""Setting one bit in a few existing keys (a mark), or adding to a few existing hash fields (a
+counter's increment), as one MULTI/EXEC written straight to a pooled connection: the cheapest
+atomic write Redis has for them.
 
 A script call costs Redis about 4 µs more than the same commands in a transaction (Lua's set-up,
 argument tables, ``redis.call``), and redis-py's ``Pipeline`` costs the caller about 9 µs more
@@ -10,6 +11,7 @@ the script's way, which reports errors the usual way.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -94,3 +96,70 @@ def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) ->
     if any(isinstance(reply, ResponseError) for reply in replies):
         return None
     return bool(replies[0] == len(keys))
+
+
+#: Per (exists keys, increments, packer): the packed MULTI and EXISTS, and each HINCRBY up to
+#: its amount.
+_incr_templates: dict[
+    tuple[tuple[str, ...], tuple[tuple[str, str], ...], type], tuple[bytes, tuple[bytes, ...]]
+] = {}
+
+
+def _incr_template(
+    keys: Sequence[str], fields: Sequence[tuple[str, str]], connection: Any
+) -> tuple[bytes, tuple[bytes, ...]]:
+    """The constant parts of :func:`incr_if_present`'s request, packed once per key tuple."""
+    packer = type(getattr(connection, "_command_packer", connection))
+    cache_key = (tuple(keys), tuple(fields), packer)
+    template = _incr_templates.get(cache_key)
+    if template is None:
+
+        def packed(*args: Any) -> bytes:
+            return b"".join(connection.pack_command(*args))
+
+        head = packed("MULTI") + packed("EXISTS", *keys)
+        # "HINCRBY key field", its header made that of four arguments: the amount follows.
+        incrs = tuple(b"*4" + packed("HINCRBY", key, field)[2:] for key, field in fields)
+        if len(_incr_templates) >= TEMPLATES_SIZE:
+            _incr_templates.clear()
+        template = _incr_templates[cache_key] = (head, incrs)
+    return template
+
+
+def incr_if_present(
+    client: redis.Redis, keys: Sequence[str], fields: Sequence[tuple[str, str]], amount: int
+) -> list[Any] | None:
+    """``MULTI; EXISTS keys; HINCRBY key field amount`` for each of ``fields``; ``EXEC``, in one
+    round trip; returns EXEC's replies (the number of ``keys`` that existed, then each HINCRBY's
+    result or its :class:`ResponseError`: a transaction runs every command it queued).
+
+    ``None`` when nothing ran: the request could not be sent (the connection is dropped), or
+    Redis refused a command while queuing it (EXECABORT, under ``maxmemory``); the caller then
+    goes the script's way. An increment is not idempotent: once the request was sent, a failure
+    to read the answer raises (as any write of the client does), it is never sent again."""
+    pool = client.connection_pool
+    connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
+    try:
+        head, incrs = _incr_template(keys, fields, connection)
+        tail = _bulk(b"%d" % amount)
+        request = b"".join((head, *(incr + tail for incr in incrs), b"*1\r\n$4\r\nEXEC\r\n"))
+        try:
+            connection.send_packed_command([request])
+        except (ConnectionError, TimeoutError, OSError):
+            connection.disconnect()
+            return None
+        for _ in range(len(fields) + 2):  # "OK", then "QUEUED" per command
+            with contextlib.suppress(ResponseError):
+                connection.read_response()
+        try:
+            replies = connection.read_response()
+        except ResponseError:  # EXECABORT: a command was refused while queued, none ran
+            return None
+    except BaseException:
+        connection.disconnect()
+        raise
+    finally:
+        pool.release(connection)
+    if not isinstance(replies, list) or len(replies) != len(fields) + 1:
+        raise ResponseError(f"Unexpected reply to a counter's transaction: {replies!r}")
+    return replies

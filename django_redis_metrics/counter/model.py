@@ -32,6 +32,7 @@ from ..core.sliced import SlicedMetric
 from ..core.steps import Op, Read, Steps, reads_of
 from ..core.timeutil import When, slice_start, to_timestamp
 from ..core.validation import integer, shown
+from . import fast
 from .keys import KIND
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
@@ -115,11 +116,11 @@ class Counter(HistoryReads, SlicedMetric):
             deferral.sink().incr(self, count, timestamp)
             return
         client = get_redis_connection()
-        call = self._incr_one_call(count, timestamp, client)
+        shape = self.samples, self.precisions  # the settings read once per write
         if batch is not None:
-            batch.add(call)
-        else:
-            run_calls(client, [call])
+            batch.add(self._incr_one_call(count, timestamp, client, shape))
+        elif not fast.try_incr(self, client, shape, *self._starts(timestamp, shape), count):
+            run_calls(client, [self._incr_one_call(count, timestamp, client, shape)])
 
     @admitted
     def incr_many(self, increments: Iterable[tuple[When, int]]) -> int:
@@ -189,23 +190,29 @@ class Counter(HistoryReads, SlicedMetric):
             keys.append(catalogue_key(KIND))
         return ScriptCall(script("counter_incr"), keys, args, self._listing_steps)
 
-    def _incr_one_call(self, count: int, timestamp: float, client: AnyRedisClient) -> ScriptCall:
+    def _starts(self, timestamp: float, shape: fast.Shape) -> tuple[str, tuple[int, ...]]:
+        """The key base and the slice start of ``timestamp`` at each precision of ``shape``."""
+        second = math.floor(timestamp)
+        return metric_key(KIND, self.name), tuple(second - second % p for p in shape[1])
+
+    def _incr_one_call(
+        self, count: int, timestamp: float, client: AnyRedisClient, shape: fast.Shape | None = None
+    ) -> ScriptCall:
         """The script call of one increment, in the script's short form: the latest slice
         start, then the slice start at each precision, in key order (14 arguments for 7
         precisions, where the general form takes 34: building, packing and parsing them is
-        much of a call's cost)."""
+        much of a call's cost). Its reply lets the next increments of these slices take the
+        transaction fast path (``fast.py``)."""
         inline = catalogue.inline_catalogue(client)
-        base = metric_key(KIND, self.name)  # settings are read once per write, not per key
-        precisions = self.precisions
-        second = math.floor(timestamp)  # each slice start: this second's, floored to a precision
-        starts = [second - second % precision for precision in precisions]
-        keys: list[str] = [f"{base}:meta", *(f"{base}:{precision}" for precision in precisions)]
-        args: list[str | int] = [self.name, self.samples, int(inline), MAX_AHEAD, count, "*"]
+        shape = shape or (self.samples, self.precisions)
+        base, starts = self._starts(timestamp, shape)
+        keys: list[str] = [f"{base}:meta", *(f"{base}:{p}" for p in shape[1])]
+        args: list[str | int] = [self.name, shape[0], int(inline), MAX_AHEAD, count, "*"]
         args.append(max(starts))  # the latest, compared with the Redis clock first
         args += starts
         if inline:
             keys.append(catalogue_key(KIND))
-        return ScriptCall(script("counter_incr"), keys, args, self._listing_steps)
+        return fast.one_call(self, client, shape, keys, args, base, starts)
 
     def _incr_steps(self, client: AnyRedisClient, count: object, when: When) -> Steps[None]:
         """``incr``'s write, checked, as steps (``client`` tells whether the script lists the

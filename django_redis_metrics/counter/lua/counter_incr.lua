@@ -18,6 +18,14 @@
 -- ARGV[7]          the latest of its slice starts (compared with the Redis clock first)
 -- ARGV[8..]        the start of the increment's slice at each precision, in KEYS order (the
 --                  count is ARGV[5]; each precision is its key's last part)
+-- or, to repair after the transaction fast path (counter/fast.py) added the increment ARGV[5]
+-- to those slices and to the lifetime total but found a key missing or a slice new:
+-- ARGV[6]          '!'
+-- ARGV[7]          per precision in KEYS order, '0': nothing to do, '1': its slice was new
+--                  (the upkeep of a slice that opened), '2': its key was missing too (its
+--                  TTL set again whatever the meta hash says)
+-- ARGV[8..]        as in the short form; nothing is added again, no clock check is made (the
+--                  fast path only writes to slices a script call accepted)
 -- Retention, at write time: each hash keeps the newest `samples` slices up to its head. An
 -- increment of an existing slice is a plain HINCRBY (and one of the total); only a write that
 -- creates a slice (once per slice) reads and writes the retention state: a new slice older
@@ -43,7 +51,8 @@
 local FIRST = 6
 local has_catalogue = ARGV[3] == '1'
 local last = has_catalogue and #KEYS - 1 or #KEYS
-local one = ARGV[6] == '*'
+local repair = ARGV[6] == '!'
+local one = ARGV[6] == '*' or repair
 
 --#include lib/clock.lua
 local ahead = ARGV[4] + 0
@@ -102,7 +111,7 @@ local function failed(reply, total, what)
     if type(reply) ~= 'table' or not reply.err then
         return nil
     end
-    undo_before(#A + 1, total)
+    undo_before(#A + 1, total or repair)  -- a repair undoes the transaction's total too
     if reply.err:sub(1, 4) ~= 'ERR ' then
         return redis.error_reply(reply.err)
     end
@@ -136,7 +145,31 @@ end
 -- The increments; `fresh` lists, for each precision where a slice was created, its A
 -- position, its key's index, and (filled below) its newest and oldest slice written.
 local fresh = nil
-if one then
+-- The keys whose TTL is set again whatever the meta hash says (repair: they were missing).
+local forced = {}
+if repair then
+    now, now_ms = server_clock()
+    local c = ARGV[5]
+    A = {ARGV[1], ARGV[2], ARGV[3], ARGV[4], '0'}  -- the total was added by the transaction
+    fresh = {}
+    for i = 2, last do
+        local flag = ARGV[7]:sub(i - 1, i - 1)
+        if flag ~= '0' then
+            forced[i] = flag == '2'
+            fresh[#fresh + 1] = #A + 1
+            fresh[#fresh + 1] = i
+            fresh[#fresh + 1] = 0
+            fresh[#fresh + 1] = 0
+            A[#A + 1] = string.match(KEYS[i], '(%d+)$')
+            A[#A + 1] = '1'
+            A[#A + 1] = ARGV[6 + i]
+            A[#A + 1] = c
+        end
+    end
+    if #fresh == 0 then
+        return 0
+    end
+elseif one then
     -- One increment. Refused before anything is written (replicas and the AOF see nothing)
     -- when a slice it would open starts more than ARGV[4] s after the Redis clock: the
     -- latest start first, then, past the clock, each late start is looked up.
@@ -350,7 +383,8 @@ for j = 1, #fresh, 4 do
         changed[#changed + 1] = samples_text
     end
     local ttl = 2 * (samples + 1) * p * 1000
-    if rebuilt or not (old_head and key_expiry) or key_expiry - now_ms < ttl / 2 then
+    if rebuilt or forced[fresh[j + 1]] or not (old_head and key_expiry)
+        or key_expiry - now_ms < ttl / 2 then
         redis.call('PEXPIREAT', key, now_ms + ttl)
         if now_ms + ttl > meta_expiry then
             meta_expiry = now_ms + ttl

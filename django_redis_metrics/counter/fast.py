@@ -1,0 +1,226 @@
+"""One increment as a bare transaction, when it falls in slices a script call of this process
+opened: ``MULTI; EXISTS meta slices; HINCRBY`` per precision ``; HINCRBY meta t; EXEC``.
+
+``counter_incr.lua`` does upkeep only when a write opens a slice (retention trim, heads, TTLs,
+samples, listing) and reads the Redis clock to refuse slices too far ahead. An increment of the
+very slices the script last accepted from this process for this counter (same server, keys,
+samples and precisions) needs none of it: the slices exist, the heads are at least there (so
+nothing falls out), the TTLs were refreshed when they opened, the counter was listed, and a
+slice the script accepted is never refused as ahead. Such an increment is a handful of C
+commands, no Lua (about a third of the script's server time, and less to pack).
+
+Whatever the process's memory says, Redis may disagree (a key evicted, expired or deleted, the
+counter retired by the cleaner, a slice trimmed by a later write elsewhere): ``EXISTS`` tells a
+missing key, an ``HINCRBY`` answering the count itself a slice it made. The script's repair form
+then runs next (one more round trip, rare) and does what the script does for a slice that
+opened, the key's TTL set again: retention, TTL safety net, meta and listing are as the script
+leaves them, only not in the same round trip. An error reply (a key of another type, an
+overflow) has the increments that ran taken back in one more transaction and returns ``False``:
+the caller sends the script, which refuses the write as always.
+
+Only for a plain single-node client (``core/transaction.py``); on a cluster, in a ``Batch``, for
+``defer=True`` and for async writes the script runs as before.
+
+In a ``Batch``, the increments of one counter queued one after another are sent as one call in
+the script's general form instead (:func:`folded`): one upkeep per precision for all the slices
+they open, where one call each would pay it per slice. They fold while their finest slices fall
+in one block of ``LISTPACK_ENTRIES - samples`` (so a hash never holds more fields than stay in
+Redis' compact encoding before the call trims it) and their pairs within
+``Counter.MAX_PAIRS_PER_CALL``. The sender's batches are not folded (its calls are numbered
+one by one, ``sending/``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import ResponseError
+
+from ..core import catalogue, transaction
+from ..core.batch import FoldableCall, ScriptCall, run_calls
+from ..core.connection import AnyRedisClient, RedisClient
+from ..core.keys import catalogue_key
+from ..core.retention import LISTPACK_ENTRIES, MAX_AHEAD
+from ..core.scripts import ScriptLibrary
+from ..core.steps import Steps
+from .keys import KIND
+
+if TYPE_CHECKING:
+    from .model import Counter
+
+script = ScriptLibrary(__name__.rpartition(".")[0])
+
+#: A counter as this module knows it: server, key base, samples, precisions.
+Fact = tuple[str, str, int, tuple[int, ...]]
+#: A counter's samples and precisions, its settings read once per write.
+Shape = tuple[int, tuple[int, ...]]
+
+#: Counters whose latest slices a script call of this process opened (or added to), with those
+#: slice starts; bounded, as a cache: forgetting one costs one script call.
+OPENED_SIZE = 10_000
+_opened: dict[Fact, tuple[int, ...]] = {}
+
+
+def fact_of(client: RedisClient, base: str, samples: int, precisions: Sequence[int]) -> Fact:
+    """What :data:`_opened` is keyed by (``client`` a plain single-node one: its pool says which
+    server it talks to; a mistaken server only costs a repair, as ``EXISTS`` and the replies
+    tell what Redis really holds)."""
+    kwargs = client.connection_pool.connection_kwargs  # type: ignore[union-attr]
+    where = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+    return f"{where}/{kwargs.get('db', 0)}", base, samples, tuple(precisions)
+
+
+def record(fact: Fact, starts: tuple[int, ...]) -> None:
+    """A script call wrote to ``starts`` (and listed the counter): later increments of the same
+    slices may take the transaction."""
+    if fact not in _opened and len(_opened) >= OPENED_SIZE:
+        _opened.clear()
+    _opened[fact] = starts
+
+
+def one_call(
+    counter: Counter,
+    client: AnyRedisClient,
+    shape: Shape,
+    keys: list[str],
+    args: list[str | int],
+    base: str,
+    starts: tuple[int, ...],
+) -> FoldableCall:
+    """The short-form script call of one increment (``Counter._incr_one_call``'s ``keys`` and
+    ``args``): its follow-up records the slices it opened; queued on a ``Batch``, it folds with
+    the increments of the same counter queued right after it (:func:`folded`)."""
+    samples, precisions = shape
+    most = counter.MAX_PAIRS_PER_CALL // len(precisions)
+    # A hash stays compact while the slices a call adds before trimming fit beside its samples:
+    # increments fold while their finest slices fall in one block of that many.
+    finest = min(precisions)
+    block = finest * max(1, LISTPACK_ENTRIES - samples)
+    here = starts[precisions.index(finest)] // block
+    return FoldableCall(
+        script("counter_incr"),
+        keys,
+        args,
+        follow_up(counter, client, shape, base, starts),
+        fold_key=(*keys, samples, here),
+        fold=partial(folded, counter, client),
+        fold_most=most,
+    )
+
+
+def follow_up(
+    counter: Counter, client: AnyRedisClient, shape: Shape, base: str, starts: tuple[int, ...]
+) -> Callable[[Any], Steps[None]]:
+    """The follow-up of a short-form script call writing to ``starts``: the counter listed if
+    need be, and, on a plain single-node client, its slices recorded as opened."""
+    if not transaction.supports(client):  # type: ignore[arg-type]
+        return counter._listing_steps
+    fact = fact_of(client, base, *shape)  # type: ignore[arg-type]
+
+    def then(unlisted: Any) -> Steps[None]:
+        if not int(unlisted):
+            record(fact, starts)
+        yield from counter._listing_steps(unlisted)
+
+    return then
+
+
+def forget_all() -> None:
+    """Forget every counter (tests; a process that wants every increment to go by the script)."""
+    _opened.clear()
+
+
+def try_incr(
+    counter: Counter,
+    client: RedisClient,
+    shape: Shape,
+    base: str,
+    starts: tuple[int, ...],
+    count: int,
+) -> bool:
+    """Add ``count`` to the slices ``starts`` (one per precision, in order) of ``counter``, whose
+    keys start with ``base``, as a bare transaction, if this process saw a script call accept
+    those very slices; whether it did (``False``: the caller sends the script)."""
+    if count == 0 or not transaction.supports(client):  # 0: a new slice would look like it
+        return False
+    fact = fact_of(client, base, *shape)
+    if _opened.get(fact) != starts:
+        return False
+    meta = f"{base}:meta"
+    keys = [meta, *(f"{base}:{p}" for p in fact[3])]
+    fields = [(key, str(start)) for key, start in zip(keys[1:], starts, strict=True)]
+    fields.append((meta, "t"))
+    replies = transaction.incr_if_present(client, keys, fields, count)  # type: ignore[arg-type]
+    if replies is None:
+        return False
+    results = replies[1:]
+    if any(isinstance(result, ResponseError) for result in results):
+        _opened.pop(fact, None)
+        _take_back(client, fields, results, count)
+        return False
+    missing = replies[0] != len(keys)
+    flags = "".join(_flag(result == count, missing) for result in results[:-1])
+    if missing and results[-1] == count:  # the meta hash may have been made here: all upkeep
+        flags = "2" * len(starts)
+    if flags.strip("0"):
+        run_calls(client, [repair_call(counter, client, base, count, starts, flags)])
+    return True
+
+
+def _flag(new: bool, missing: bool) -> str:
+    if not new:
+        return "0"
+    return "2" if missing else "1"
+
+
+def repair_call(
+    counter: Counter,
+    client: AnyRedisClient,
+    base: str,
+    count: int,
+    starts: Sequence[int],
+    flags: str,
+) -> ScriptCall:
+    """The script's repair form: the upkeep of the slices ``flags`` marks, which the transaction
+    made (``counter_incr.lua``'s header)."""
+    inline = catalogue.inline_catalogue(client)
+    keys = [f"{base}:meta", *(f"{base}:{p}" for p in counter.precisions)]
+    args: list[str | int] = [counter.name, counter.samples, int(inline), MAX_AHEAD, count, "!"]
+    args += [flags, *starts]
+    if inline:
+        keys.append(catalogue_key(KIND))
+    return ScriptCall(script("counter_incr"), keys, args, counter._listing_steps)
+
+
+def _take_back(
+    client: RedisClient, fields: Sequence[tuple[str, str]], results: Sequence[Any], count: int
+) -> None:
+    """Undo the increments of a transaction that met an error reply: ``HINCRBY -count`` of each
+    that ran, in one more transaction (none touches a key that refused its increment)."""
+    ran = [
+        field
+        for field, result in zip(fields, results, strict=True)
+        if not isinstance(result, ResponseError)
+    ]
+    plain: Any = client  # a plain single-node client: try_incr checked
+    if ran and transaction.incr_if_present(plain, [ran[0][0]], ran, -count) is None:
+        raise ResponseError("A counter's increments could not be taken back after an error reply.")
+
+
+def folded(counter: Counter, client: AnyRedisClient, calls: Sequence[ScriptCall]) -> ScriptCall:
+    """Increments of ``counter`` queued one after another on a ``Batch`` (short-form calls, see
+    ``Counter._incr_one_call``) as one call in the script's general form: their counts summed
+    per slice, one upkeep per precision for all the slices they open (``core.batch.fold_calls``:
+    refused as a whole, they are sent again one by one)."""
+    precisions = counter.precisions
+    slices: dict[int, dict[int, int]] = {p: {} for p in precisions}
+    total = 0
+    for call in calls:
+        count = int(call.args[4])
+        total += count
+        for precision, start in zip(precisions, call.args[7:], strict=True):
+            at = slices[precision]
+            at[int(start)] = at.get(int(start), 0) + count
+    return counter._incr_call(slices, client, total)
