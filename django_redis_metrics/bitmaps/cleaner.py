@@ -8,6 +8,7 @@ from ..core.batch import ScriptCall, run_calls
 from ..core.cleaning import CleanupReport, retire
 from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import catalogue_key, metric_key, to_str
+from ..core.labels.aggregate import member_metric
 from ..core.periods import PERIOD_NAMES, period_class
 from ..core.timeutil import When, to_timestamp
 from .keys import KIND
@@ -82,8 +83,12 @@ def clean_bitmaps(
     return report
 
 
+def _bitmap(name: str) -> UniqueBitmap:
+    return UniqueBitmap(name, periods=PERIOD_NAMES)
+
+
 def _call(name: str, cutoffs: dict[str, float], inline: bool, dry_run: bool) -> ScriptCall:
-    bitmap = UniqueBitmap(name, periods=PERIOD_NAMES)
+    bitmap = member_metric(_bitmap, name)
     keys = [bitmap.meta_key, bitmap.gen_key, *(bitmap.index_key(p) for p in PERIOD_NAMES)]
     if inline:
         keys.append(catalogue_key(KIND))
@@ -109,7 +114,7 @@ def _finish(
 ) -> None:
     """A bitmap with more old periods than one call's budget: drop the rest in bounded calls,
     then retire it if it is left empty."""
-    bitmap = UniqueBitmap(name, periods=PERIOD_NAMES)
+    bitmap = member_metric(_bitmap, name)
     for period_name, cutoff in cutoffs.items():
         removed = _drop_before(client, bitmap, period_name, cutoff, False, batch_size)
         report.items_removed += removed

@@ -7,6 +7,7 @@ from ..core import catalogue
 from ..core.cleaning import CleanupReport, retire
 from ..core.connection import RedisClient, get_redis_connection
 from ..core.keys import metric_key, to_str
+from ..core.labels.aggregate import member_metric
 from ..core.periods import PERIOD_NAMES, period_class
 from ..core.timeutil import When, to_timestamp
 from .keys import KIND
@@ -43,7 +44,7 @@ def clean_estimates(
     report = CleanupReport(KIND, dry_run=dry_run)
     for name in catalogue.names(client, KIND, forget=not dry_run):
         report.metrics_checked += 1
-        estimate = UniqueEstimate(name, periods=PERIOD_NAMES)
+        estimate = member_metric(lambda base: UniqueEstimate(base, periods=PERIOD_NAMES), name)
         for period_name, cutoff in cutoffs.items():
             removed = _drop_before(client, estimate, period_name, cutoff, dry_run, batch_size)
             report.items_removed += removed

@@ -36,6 +36,14 @@ def series_of_steps(metric: M) -> Steps[list[M]]:
     return [_series(metric, to_str(member)) for member in members]
 
 
+def member_metric(make: Callable[[str], M], member: str) -> M:
+    """The metric a catalogue member names: ``make(name)`` for a metric's own name, that
+    metric's series for a series' name (cleaners walk the catalogue, which lists both)."""
+    parsed = split(member)
+    metric = make(parsed.name)
+    return metric.series_for(parsed.labels, other=parsed.other) if parsed.is_series else metric
+
+
 def _series(metric: M, member: str) -> M:
     parsed = split(member)
     return metric.series_for(parsed.labels, other=parsed.other)
