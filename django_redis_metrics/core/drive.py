@@ -9,7 +9,7 @@ generator's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import redis
@@ -121,15 +121,24 @@ def _send_direct(client: redis.Redis, calls: Sequence[ScriptCall]) -> list[Any]:
     commands = [
         ("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args) for call in calls
     ]
+    return _on_pooled_connection(client, commands, lambda connection, _: connection.read_response())
+
+
+def _on_pooled_connection(
+    client: redis.Redis, commands: Sequence[tuple[Any, ...]], read: Callable[[Any, str], Any]
+) -> list[Any]:
+    """``commands`` sent as one packed request on a pooled connection, each reply read by
+    ``read(connection, command name)`` (an error reply kept as its exception), retried as the
+    client retries; a socket that may hold unread replies is never reused."""
     pool = client.connection_pool
     connection: Any = pool.get_connection()  # redis-py leaves these methods untyped
 
     def attempt() -> list[Any]:
         connection.send_packed_command(connection.pack_commands(commands))
         answers: list[Any] = []
-        for _command in commands:
+        for command in commands:
             try:
-                answers.append(connection.read_response())
+                answers.append(read(connection, command[0]))
             except ResponseError as exc:
                 answers.append(exc)
         return answers
@@ -162,29 +171,7 @@ def _read_direct(client: redis.Redis, ops: Sequence[Op], raise_on_error: bool) -
     counter costs its caller about a third less): one packed request, every reply read and
     parsed as the client parses it (error replies as exceptions, the first raised if asked)."""
     commands = [(DIRECT_READS[op.method], *op.args) for op in ops]
-    pool = client.connection_pool
-    connection: Any = pool.get_connection()  # redis-py leaves these methods untyped
-    parse: Any = client.parse_response
-
-    def attempt() -> list[Any]:
-        connection.send_packed_command(connection.pack_commands(commands))
-        answers: list[Any] = []
-        for command in commands:
-            try:
-                answers.append(parse(connection, command[0]))
-            except ResponseError as exc:
-                answers.append(exc)
-        return answers
-
-    try:
-        answers: list[Any] = connection.retry.call_with_retry(
-            attempt, lambda _error: connection.disconnect()
-        )
-    except BaseException:
-        connection.disconnect()  # replies may be left unread: never reuse this socket as is
-        raise
-    finally:
-        pool.release(connection)
+    answers = _on_pooled_connection(client, commands, client.parse_response)
     if raise_on_error:
         for answer in answers:
             if isinstance(answer, ResponseError):
