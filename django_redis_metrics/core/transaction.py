@@ -30,16 +30,27 @@ def _bulk(value: bytes) -> bytes:
     return b"$%d\r\n%s\r\n" % (len(value), value)
 
 
-#: Per key tuple and packer: the packed MULTI and EXISTS, and each SETBIT up to its offset.
-_templates: dict[tuple[tuple[str, ...], type], tuple[bytes, tuple[bytes, ...]]] = {}
+#: Per (command, EXISTS keys, hash fields, packer): the packed MULTI and EXISTS, and each
+#: queued command up to its variable arguments (a SETBIT's offset and 1, a HINCRBY's amount).
+_templates: dict[
+    tuple[str, tuple[str, ...], tuple[tuple[str, str], ...] | None, type],
+    tuple[bytes, tuple[bytes, ...]],
+] = {}
 TEMPLATES_SIZE = 10_000
 
 
-def _template(keys: Sequence[str], connection: Any) -> tuple[bytes, tuple[bytes, ...]]:
-    """The constant parts of :func:`set_bit_if_present`'s request, packed once per key tuple by
-    the connection's own packer (which decides how a key is encoded: with hiredis, UTF-8)."""
+def _template(
+    command: str,
+    keys: Sequence[str],
+    fields: Sequence[tuple[str, str]] | None,
+    connection: Any,
+) -> tuple[bytes, tuple[bytes, ...]]:
+    """The constant parts of a request, packed once per key tuple by the connection's own
+    packer (which decides how a key is encoded: with hiredis, UTF-8): ``MULTI`` and ``EXISTS
+    keys``, then ``command key`` for each key (``fields`` is ``None``) or ``command key field``
+    for each of ``fields``, its header counting four arguments: the rest follow (``_bulk``)."""
     packer = type(getattr(connection, "_command_packer", connection))
-    cache_key = (tuple(keys), packer)
+    cache_key = (command, tuple(keys), None if fields is None else tuple(fields), packer)
     template = _templates.get(cache_key)
     if template is None:
 
@@ -47,11 +58,15 @@ def _template(keys: Sequence[str], connection: Any) -> tuple[bytes, tuple[bytes,
             return b"".join(connection.pack_command(*args))
 
         head = packed("MULTI") + packed("EXISTS", *keys)
-        # "SETBIT key", its header made that of four arguments: the offset and 1 follow.
-        setbits = tuple(b"*4" + packed("SETBIT", key)[2:] for key in keys)
+        targets = [(key,) for key in keys] if fields is None else list(fields)
+        # "*<n>" as packed, made "*4": the other arguments follow.
+        queued = tuple(
+            b"*4" + packed(command, *target)[len(b"*%d" % (len(target) + 1)) :]
+            for target in targets
+        )
         if len(_templates) >= TEMPLATES_SIZE:
             _templates.clear()
-        template = _templates[cache_key] = (head, setbits)
+        template = _templates[cache_key] = (head, queued)
     return template
 
 
@@ -66,7 +81,7 @@ def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) ->
     pool = client.connection_pool
     connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
     try:
-        head, setbits = _template(keys, connection)
+        head, setbits = _template("SETBIT", keys, None, connection)
         tail = _bulk(b"%d" % offset) + b"$1\r\n1\r\n"
         setbit_commands = (setbit + tail for setbit in setbits)
         request = b"".join((head, *setbit_commands, b"*1\r\n$4\r\nEXEC\r\n"))
@@ -98,34 +113,6 @@ def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) ->
     return bool(replies[0] == len(keys))
 
 
-#: Per (exists keys, increments, packer): the packed MULTI and EXISTS, and each HINCRBY up to
-#: its amount.
-_incr_templates: dict[
-    tuple[tuple[str, ...], tuple[tuple[str, str], ...], type], tuple[bytes, tuple[bytes, ...]]
-] = {}
-
-
-def _incr_template(
-    keys: Sequence[str], fields: Sequence[tuple[str, str]], connection: Any
-) -> tuple[bytes, tuple[bytes, ...]]:
-    """The constant parts of :func:`incr_if_present`'s request, packed once per key tuple."""
-    packer = type(getattr(connection, "_command_packer", connection))
-    cache_key = (tuple(keys), tuple(fields), packer)
-    template = _incr_templates.get(cache_key)
-    if template is None:
-
-        def packed(*args: Any) -> bytes:
-            return b"".join(connection.pack_command(*args))
-
-        head = packed("MULTI") + packed("EXISTS", *keys)
-        # "HINCRBY key field", its header made that of four arguments: the amount follows.
-        incrs = tuple(b"*4" + packed("HINCRBY", key, field)[2:] for key, field in fields)
-        if len(_incr_templates) >= TEMPLATES_SIZE:
-            _incr_templates.clear()
-        template = _incr_templates[cache_key] = (head, incrs)
-    return template
-
-
 def incr_if_present(
     client: redis.Redis, keys: Sequence[str], fields: Sequence[tuple[str, str]], amount: int
 ) -> list[Any] | None:
@@ -140,7 +127,7 @@ def incr_if_present(
     pool = client.connection_pool
     connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
     try:
-        head, incrs = _incr_template(keys, fields, connection)
+        head, incrs = _template("HINCRBY", keys, fields, connection)
         tail = _bulk(b"%d" % amount)
         request = b"".join((head, *(incr + tail for incr in incrs), b"*1\r\n$4\r\nEXEC\r\n"))
         try:
