@@ -220,6 +220,36 @@ def slice_chart(
     )
 
 
+def lines_chart(
+    name: str,
+    kind: str,
+    span: Span,
+    lines: Sequence[tuple[str, Sequence[float | None], str | None]],
+    *,
+    refresh: int | None,
+    integer: bool,
+    unit: str = "",
+) -> Chart:
+    """A chart of ``lines`` (``(label, values, band edge)``, the first the main line) over
+    ``span``'s slices, in the site's zone (UTC for whole-day slices)."""
+    zone = chart_zone(span.step)
+    return Chart(
+        name=name,
+        kind=kind,
+        caption=f"{name}, {lines[0][0]} {labels.rate(span.step)}",
+        x=span.starts,
+        labels=[labels.instant_label(start, span.step, zone) for start in span.starts],
+        series=[Series(text, list(values), band=band) for text, values, band in lines],
+        step=span.step,
+        partial=span.live,
+        refresh=refresh,
+        notes=list(span.notes),
+        zone=zone,
+        integer=integer,
+        unit=unit,
+    )
+
+
 def range_query(params: QueryDict) -> dict[str, str]:
     """The range, comparison and history parameters of a page, to carry into its links."""
     return {

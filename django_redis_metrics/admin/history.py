@@ -135,22 +135,7 @@ def history_chart(
 ) -> Chart:
     """A chart of ``lines`` (``(label, values, band edge)``) over ``span``'s days or weeks,
     with the range's annotations; not refreshed live (its last day is still counting)."""
-    zone = labels.chart_zone(span.step)
-    chart = Chart(
-        name=name,
-        kind=kind,
-        caption=f"{name}, {lines[0][0]} {labels.rate(span.step)}",
-        x=span.starts,
-        labels=[labels.instant_label(start, span.step, zone) for start in span.starts],
-        series=[Series(text, list(values), band=band) for text, values, band in lines],
-        step=span.step,
-        partial=span.live,
-        refresh=None,
-        notes=list(span.notes),
-        zone=zone,
-        integer=integer,
-        unit=unit,
-    )
+    chart = charts.lines_chart(name, kind, span, lines, refresh=None, integer=integer, unit=unit)
     (found,) = drive(pipe_steps([annotating.read_op(span)]))
     return annotating.attach(chart, found)
 

@@ -12,8 +12,8 @@ from ..core.drive import drive
 from ..core.sliced import SlicedMetric
 from ..core.steps import Op, pipe_steps
 from ..core.timeutil import slice_start
-from . import annotating, breakdown, charts, export, history, labels
-from .charts import Chart, Series, Span
+from . import annotating, breakdown, charts, export, history
+from .charts import Chart, Span
 from .common import label, refresh_seconds, with_query
 from .controls import range_form
 
@@ -80,22 +80,10 @@ def band_chart(
     unit: str = "",
 ) -> Chart:
     """A chart of ``lines`` (``(label, values, band edge)``, the first the main line) over
-    ``span``'s slices, in the site's zone (UTC for whole-day slices)."""
-    zone = labels.chart_zone(span.step)
-    return Chart(
-        name=metric.name,
-        kind=kind,
-        caption=f"{metric.name}, {lines[0][0]} {labels.rate(span.step)}",
-        x=span.starts,
-        labels=[labels.instant_label(start, span.step, zone) for start in span.starts],
-        series=[Series(text, list(values), band=band) for text, values, band in lines],
-        step=span.step,
-        partial=span.live,
-        refresh=refresh_seconds(span.step) if span.live else None,
-        notes=list(span.notes),
-        zone=zone,
-        integer=False,
-        unit=unit,
+    ``span``'s slices of measures, refreshed while its last slice is open."""
+    refresh = refresh_seconds(span.step) if span.live else None
+    return charts.lines_chart(
+        metric.name, kind, span, lines, refresh=refresh, integer=False, unit=unit
     )
 
 
