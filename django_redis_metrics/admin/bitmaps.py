@@ -102,18 +102,8 @@ def period_chart(bitmap: UniqueBitmap, kind: str, values: list[tuple[Period, int
     )
 
 
-def history_chart(bitmap: UniqueBitmap, kind: str, key: str, now: float) -> Chart:
-    """Distinct users per ``kind`` period over a year, five years or all: the periods
-    Redis keeps from Redis, older ones from the archive (``history()``)."""
-    return history.periods_chart(
-        bitmap,
-        "uniques",
-        kind,
-        key,
-        now,
-        lambda start, end: bitmap.history(kind, start, end),
-        f"{bitmap.name}: distinct users per {kind}",
-    )
+#: The caption of a long range's chart (``history.set_charts``).
+HISTORY_CAPTION = "{name}: distinct users per {period}"
 
 
 def chosen_kind(request: HttpRequest, bitmap: UniqueBitmap) -> str:
@@ -129,9 +119,9 @@ def bitmap_data(request: HttpRequest) -> HttpResponse:
     kind = chosen_kind(request, bitmap)
     key = history.chosen(request.GET)
     if key is not None:
-        if kind not in history.set_periods(bitmap):
-            raise Http404("Long ranges are drawn by day, week or month.")
-        return export.respond(request, history_chart(bitmap, kind, key, common.current_time()))
+        now = common.current_time()
+        found = history.set_charts(bitmap, "uniques", HISTORY_CAPTION, key, now, only=kind)
+        return export.respond(request, found[kind])
     counts, notes = period_reading(bitmap, common.current_time(), [kind])
     return export.respond(
         request, annotating.attach(period_chart(bitmap, kind, counts[kind]), notes)
@@ -194,9 +184,7 @@ def bitmap_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateResp
     now = common.current_time()
     key = history.chosen(request.GET)
     if key is not None:
-        found = {
-            kind: history_chart(bitmap, kind, key, now) for kind in history.set_periods(bitmap)
-        }
+        found = history.set_charts(bitmap, "uniques", HISTORY_CAPTION, key, now)
     else:
         counts, notes = period_reading(bitmap, now)
         found = {

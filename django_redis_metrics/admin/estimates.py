@@ -113,18 +113,8 @@ def period_chart(estimate: UniqueEstimate, kind: str, values: list[tuple[Period,
     )
 
 
-def history_chart(estimate: UniqueEstimate, kind: str, key: str, now: float) -> Chart:
-    """Distinct items per ``kind`` period over a year, five years or all: the periods
-    Redis keeps from Redis, older ones from the archive (``history()``)."""
-    return history.periods_chart(
-        estimate,
-        "estimate",
-        kind,
-        key,
-        now,
-        lambda start, end: estimate.history(kind, start, end),
-        f"{estimate.name}: distinct items per {kind} (estimated)",
-    )
+#: The caption of a long range's chart (``history.set_charts``).
+HISTORY_CAPTION = "{name}: distinct items per {period} (estimated)"
 
 
 def chosen_kind(request: HttpRequest, estimate: UniqueEstimate) -> str:
@@ -140,9 +130,9 @@ def estimate_data(request: HttpRequest) -> HttpResponse:
     kind = chosen_kind(request, estimate)
     key = history.chosen(request.GET)
     if key is not None:
-        if kind not in history.set_periods(estimate):
-            raise Http404("Long ranges are drawn by day, week or month.")
-        return export.respond(request, history_chart(estimate, kind, key, common.current_time()))
+        now = common.current_time()
+        found = history.set_charts(estimate, "estimate", HISTORY_CAPTION, key, now, only=kind)
+        return export.respond(request, found[kind])
     counts, notes = period_reading(estimate, common.current_time(), [kind])
     return export.respond(
         request, annotating.attach(period_chart(estimate, kind, counts[kind]), notes)
@@ -156,9 +146,7 @@ def estimate_detail(request: HttpRequest, context: dict[str, Any]) -> TemplateRe
     shown = []
     key = history.chosen(request.GET)
     if key is not None:
-        found = {
-            kind: history_chart(estimate, kind, key, now) for kind in history.set_periods(estimate)
-        }
+        found = history.set_charts(estimate, "estimate", HISTORY_CAPTION, key, now)
     else:
         counts, notes = period_reading(estimate, now)
         found = {

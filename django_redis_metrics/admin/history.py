@@ -13,6 +13,7 @@ summed, so their "all" shows the newest days that fit, and says so.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from django.db.models import Min
@@ -176,6 +177,32 @@ ARCHIVED_PERIODS = ("day", "week", "month")
 def set_periods(metric: Any) -> list[str]:
     """The periods a long range of ``metric`` is drawn in: those it keeps that are archived."""
     return [p for p in ARCHIVED_PERIODS if p in metric.periods]
+
+
+def set_charts(
+    metric: Any, kind: str, caption: str, key: str, now: float, only: str | None = None
+) -> dict[str, Chart]:
+    """A set's (a unique bitmap's, an estimate's) long-range chart per period it keeps that is
+    archived (or of period ``only``, a 404 if it is not one): the periods Redis keeps from
+    Redis, older ones from the archive (``metric.history()``). ``caption`` is formatted with
+    the metric's ``name`` and the ``period``."""
+    periods = set_periods(metric)
+    if only is not None:
+        if only not in periods:
+            raise Http404("Long ranges are drawn by day, week or month.")
+        periods = [only]
+    return {
+        period: periods_chart(
+            metric,
+            kind,
+            period,
+            key,
+            now,
+            partial(metric.history, period),
+            caption.format(name=metric.name, period=period),
+        )
+        for period in periods
+    }
 
 
 def periods_of(
