@@ -36,9 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import django
 from common import best_of, configure
-from django.conf import settings
 
 HOUR, DAY, YEAR = 3600, 86400, 365 * 86400
 PG_HOST = os.environ.get("DRM_POSTGRES_HOST", "127.0.0.1")
@@ -65,18 +63,7 @@ def admin_sql(sql: str) -> None:
         db.execute(sql)  # type: ignore[arg-type]
 
 
-def setup_django(database: dict[str, Any]) -> None:
-    settings.configure(
-        INSTALLED_APPS=[
-            "django.contrib.contenttypes",
-            "django.contrib.auth",
-            "django_redis_metrics",
-        ],
-        USE_TZ=True,
-        TIME_ZONE="UTC",
-        DATABASES={"default": database},
-    )
-    django.setup()
+def migrate() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
@@ -173,12 +160,14 @@ def main() -> None:
         )
         path = Path(tempfile.mkdtemp(prefix="drm-bench-")) / "archive.sqlite3"
         database = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(path)}
-    setup_django(database)
     from django_redis_metrics.testing import RedisServer
 
     server = RedisServer().start()
     try:
-        configure(server.url, "bench", ARCHIVE_PRECISIONS=(HOUR, DAY))
+        configure(
+            server.url, "bench", databases={"default": database}, ARCHIVE_PRECISIONS=(HOUR, DAY)
+        )
+        migrate()
         run(args, postgres, server)
     finally:
         server.stop()

@@ -31,10 +31,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import django
 from django.conf import settings
 
-from benchmarks.common import best_of
+from benchmarks.common import best_of, configure
 
 DAY = 86400
 #: The site's users: ids up to this (2.5 KB a bitmap key at most).
@@ -92,18 +91,7 @@ def main() -> None:
 
     entry, where, drop = database()
     server = RedisServer().start()
-    settings.configure(
-        INSTALLED_APPS=[
-            "django.contrib.contenttypes",
-            "django.contrib.auth",
-            "django_redis_metrics",
-        ],
-        USE_TZ=True,
-        TIME_ZONE="UTC",
-        DATABASES={"default": entry},
-        DJANGO_REDIS_METRICS={"CONNECTION": server.url, "PREFIX": "bench"},
-    )
-    django.setup()
+    configure(server.url, "bench", databases={"default": entry})
     try:
         from django.core.management import call_command
 

@@ -33,11 +33,15 @@ if TYPE_CHECKING:
 BASELINE_REF = "1cb4648"
 
 
-def configure(url: str, prefix: str, **extra: Any) -> None:
-    """Django settings pointing the package at ``url`` under ``prefix``."""
+def configure(
+    url: str, prefix: str, *, databases: dict[str, Any] | None = None, **extra: Any
+) -> None:
+    """Django settings pointing the package at ``url`` under ``prefix`` (and, the first time,
+    at ``databases``: the archive's benchmarks need one)."""
     value = {"CONNECTION": url, "PREFIX": prefix, **extra}
     if not settings.configured:
         settings.configure(
+            **({} if databases is None else {"DATABASES": databases}),
             INSTALLED_APPS=[
                 "django.contrib.contenttypes",
                 "django.contrib.auth",
