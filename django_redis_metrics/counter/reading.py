@@ -13,12 +13,14 @@ more Redis time than ``HGETALL``; on RESP2, where ``HGETALL`` is a flat list alr
 
 Anything unusual answers ``None`` and the caller goes the way of steps (``drive``), which reads
 the same data with ``HGETALL`` and reports errors and retries as every read does: a Redis
-Cluster, a sharded counter, a counter of more samples than one read takes, a transaction
-refused (an ACL user without ``+multi``/``+exec``), an error reply or a dropped connection.
+Cluster, a sharded counter, a counter of more samples than one read takes, an error reply or a
+dropped connection, and a client whose user Redis refused ``MULTI`` (an ACL user without
+``+multi``/``+exec``: remembered for its pool, so later reads go the steps' way at once).
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import repeat
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
 #: client decodes responses).
 Stored = tuple[Sequence[Any], Sequence[Any]]
 
+#: The pools of the clients whose user Redis refused ``MULTI``: their reads go the steps' way.
+_refused: weakref.WeakSet[Any] = weakref.WeakSet()
 #: Packed requests per (hash key, listing bounds or None, RESP3, packer); bounded.
 _requests: dict[tuple[str, tuple[str, bytes, bytes] | None, bool, type], bytes] = {}
 REQUESTS_SIZE = 10_000
@@ -133,12 +137,14 @@ def _read(counter: Counter, precision: int) -> tuple[list[Any], Stored] | None:
     if counter.family is None and shard_count(counter) > 1:
         return None
     client = get_redis_connection()
-    if not transaction.supports(client):
+    if not isinstance(client, redis.Redis) or not transaction.supports(client):
+        return None
+    if client.connection_pool in _refused:
         return None
     listing = None
     if counter.family is None:
         listing = (catalogue_key(KIND), *series_range(counter.name))
-    return read_whole(client, counter.key(precision), listing)  # type: ignore[arg-type]
+    return read_whole(client, counter.key(precision), listing)
 
 
 def read_whole(
@@ -157,12 +163,12 @@ def read_whole(
             connection.disconnect()
             return None
         replies: list[Any] = []
-        failed = False
-        for _ in range((listing is not None) + (4 if resp3 else 1)):
+        failed: list[int] = []
+        for index in range((listing is not None) + (4 if resp3 else 1)):
             try:
                 replies.append(connection.read_response())
             except ResponseError:
-                failed = True  # every reply is read all the same: the socket stays in step
+                failed.append(index)  # every reply is read all the same: the socket stays in step
     except (ConnectionError, TimeoutError, OSError):
         connection.disconnect()  # replies may be left unread: a read is sent again instead
         return None
@@ -172,6 +178,8 @@ def read_whole(
     finally:
         pool.release(connection)
     if failed:
+        if resp3 and failed[0] == (listing is not None):  # MULTI itself refused (an ACL)
+            _refused.add(pool)
         return None
     members: list[Any] = replies[0] if listing is not None else []
     whole = replies[-1]  # an error reply was raised, but EXEC's holds its commands' errors

@@ -96,7 +96,9 @@ def test_a_key_of_another_type_raises_as_before(single):
         counter.series(60)
 
 
-def test_a_user_refused_transactions_reads_the_same(single, metrics_settings, redis_server):
+def test_a_user_refused_transactions_reads_the_same(
+    single, metrics_settings, redis_server, round_trips
+):
     """An ACL user without ``+multi``/``+exec`` (the read goes the way of steps)."""
     counter = scattered("no transactions")
     expected = counter.recent(1, until=T0 + 99), counter.series(1)
@@ -112,6 +114,9 @@ def test_a_user_refused_transactions_reads_the_same(single, metrics_settings, re
     try:
         metrics_settings(CONNECTION=single.url.replace("redis://", "redis://reader:pw@", 1))
         assert (counter.recent(1, until=T0 + 99), counter.series(1)) == expected
+        # Refused once: the next reads go the steps' way at once (one round trip).
+        assert round_trips(lambda: counter.recent(1, until=T0 + 99)) == 1
+        assert counter.recent(1, until=T0 + 99) == expected[0]
     finally:
         admin.acl_deluser("reader")
 
