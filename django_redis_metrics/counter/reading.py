@@ -31,7 +31,9 @@ from redis.exceptions import ConnectionError, ResponseError, TimeoutError
 
 from ..core import transaction
 from ..core.connection import get_redis_connection
+from ..core.drive import drive
 from ..core.keys import catalogue_key
+from ..core.labels.aggregate import series_steps
 from ..core.labels.labelling import series_range
 from ..core.shards import shard_count
 from ..core.timeutil import When, slice_start, to_timestamp
@@ -85,7 +87,9 @@ def split(data: dict[Any, Any]) -> Stored:
     return list(data), list(data.values())
 
 
-def recent(counter: Counter, precision: int, count: int | None, until: When) -> Any:
+def recent(
+    counter: Counter, precision: int, count: int | None, until: When
+) -> list[tuple[int, int]] | None:
     """``counter.recent(...)`` in one request when it reads the hash whole on a plain client;
     else ``None`` (nothing validated beyond what the steps validate first, in their order)."""
     kept = counter.samples  # the setting read once
@@ -100,7 +104,7 @@ def recent(counter: Counter, precision: int, count: int | None, until: When) -> 
     return None if found is None else _combined(counter, found, last, precision, wanted)
 
 
-def series(counter: Counter, precision: int) -> Any:
+def series(counter: Counter, precision: int) -> list[tuple[int, int]] | None:
     """``counter.series(precision)`` in one request on a plain client; else ``None``."""
     precision = counter._check_precision(precision)
     if counter.samples > counter.READ_CHUNK:
@@ -111,16 +115,14 @@ def series(counter: Counter, precision: int) -> Any:
 
 def _combined(
     counter: Counter, found: tuple[list[Any], Stored], last: int | None, precision: int, count: int
-) -> Any:
+) -> list[tuple[int, int]]:
     """The counter's own answer, with its labelled series' added when it has some (read as
     ``with_series`` reads them: one more round trip, together)."""
     members, stored = found
     own = samples(stored) if last is None else window(stored, last, precision, count)
     if not members:
         return own
-    from ..core.drive import drive
-    from ..core.labels.aggregate import series_steps
-    from .model import _added_recent, _added_series
+    from .model import _added_recent, _added_series  # model imports this module
 
     if last is None:
         theirs = drive(series_steps(counter, members, lambda m: m._own_series_steps(precision)))
