@@ -266,7 +266,9 @@ class Counter(HistoryReads, SlicedMetric):
         """The samples of ``precision``, this counter's and its series' added per slice."""
         self._check_precision(precision)
         return (
-            yield from with_series(self, lambda m: m._own_series_steps(precision), _added_series)
+            yield from with_series(
+                self, lambda m: m._own_series_steps(precision), reading.added_series
+            )
         )
 
     def _own_series_steps(self, precision: int) -> Steps[list[tuple[int, int]]]:
@@ -297,7 +299,7 @@ class Counter(HistoryReads, SlicedMetric):
     ) -> Steps[list[tuple[int, int]]]:
         return (
             yield from with_series(
-                self, lambda m: m._own_recent_steps(precision, count, until), _added_recent
+                self, lambda m: m._own_recent_steps(precision, count, until), reading.added_recent
             )
         )
 
@@ -356,29 +358,6 @@ class Counter(HistoryReads, SlicedMetric):
 
     def _total_precision(self, precision: int | None) -> int:
         return max(self.precisions) if precision is None else precision
-
-
-def _added_series(
-    own: list[tuple[int, int]], theirs: Sequence[list[tuple[int, int]]]
-) -> list[tuple[int, int]]:
-    """Samples of several series added per slice start."""
-    added: dict[int, int] = dict(own)
-    for samples in theirs:
-        for start, count in samples:
-            added[start] = added.get(start, 0) + count
-    return sorted(added.items())
-
-
-def _added_recent(
-    own: list[tuple[int, int]], theirs: Sequence[list[tuple[int, int]]]
-) -> list[tuple[int, int]]:
-    """Zero-filled windows added slice by slice, on the slices of ``own``."""
-    added = dict(own)
-    for samples in theirs:
-        for start, count in samples:
-            if start in added:
-                added[start] += count
-    return list(added.items())
 
 
 def _chunks(totals: dict[int, dict[int, int]], size: int) -> Iterable[dict[int, dict[int, int]]]:

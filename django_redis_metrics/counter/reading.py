@@ -26,7 +26,6 @@ from functools import lru_cache
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
-import redis
 from redis.exceptions import ConnectionError, ResponseError, TimeoutError
 
 from ..core import transaction
@@ -122,15 +121,36 @@ def _combined(
     own = samples(stored) if last is None else window(stored, last, precision, count)
     if not members:
         return own
-    from .model import _added_recent, _added_series  # model imports this module
-
     if last is None:
         theirs = drive(series_steps(counter, members, lambda m: m._own_series_steps(precision)))
-        return _added_series(own, theirs)
+        return added_series(own, theirs)
     theirs = drive(
         series_steps(counter, members, lambda m: m._own_recent_steps(precision, count, last))
     )
-    return _added_recent(own, theirs)
+    return added_recent(own, theirs)
+
+
+def added_series(
+    own: list[tuple[int, int]], theirs: Sequence[list[tuple[int, int]]]
+) -> list[tuple[int, int]]:
+    """Samples of several series added per slice start."""
+    added: dict[int, int] = dict(own)
+    for each in theirs:
+        for start, count in each:
+            added[start] = added.get(start, 0) + count
+    return sorted(added.items())
+
+
+def added_recent(
+    own: list[tuple[int, int]], theirs: Sequence[list[tuple[int, int]]]
+) -> list[tuple[int, int]]:
+    """Zero-filled windows added slice by slice, on the slices of ``own``."""
+    added = dict(own)
+    for each in theirs:
+        for start, count in each:
+            if start in added:
+                added[start] += count
+    return list(added.items())
 
 
 def _read(counter: Counter, precision: int) -> tuple[list[Any], Stored] | None:
@@ -138,10 +158,8 @@ def _read(counter: Counter, precision: int) -> tuple[list[Any], Stored] | None:
     request does not fit (see the module's docstring)."""
     if counter.family is None and shard_count(counter) > 1:
         return None
-    client = get_redis_connection()
-    if not isinstance(client, redis.Redis) or not transaction.supports(client):
-        return None
-    if client.connection_pool in _refused:
+    client: Any = get_redis_connection()
+    if not transaction.supports(client) or client.connection_pool in _refused:
         return None
     listing = None
     if counter.family is None:
@@ -150,10 +168,11 @@ def _read(counter: Counter, precision: int) -> tuple[list[Any], Stored] | None:
 
 
 def read_whole(
-    client: redis.Redis, key: str, listing: tuple[str, bytes, bytes] | None
+    client: Any, key: str, listing: tuple[str, bytes, bytes] | None
 ) -> tuple[list[Any], Stored] | None:
-    """``ZRANGEBYLEX`` of ``listing`` (when given) and hash ``key`` read whole, in one request;
-    ``None`` when Redis answered an error anywhere or the connection failed (dropped then)."""
+    """On ``client`` (a plain ``redis.Redis``: ``transaction.supports``), ``ZRANGEBYLEX`` of
+    ``listing`` (when given) and hash ``key`` read whole, in one request; ``None`` when Redis
+    answered an error anywhere or the connection failed (dropped then)."""
     pool = client.connection_pool
     connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
     try:
