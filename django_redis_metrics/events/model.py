@@ -15,11 +15,12 @@ is made inside the record script, so it is atomic and costs no extra round trip.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar, Literal, NamedTuple, overload
 
 from ..conf import conf
-from ..core import catalogue, deferral
+from ..core import catalogue, deferral, transaction
 from ..core.aio import get_async_connection
 from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
@@ -31,6 +32,7 @@ from ..core.retention import validate_retention as _retention_seconds
 from ..core.steps import Steps
 from ..core.timeutil import When, to_timestamp
 from ..core.validation import integer, positive_int, shown
+from . import fast
 from .codec import bound, score, validate_field_name
 from .history import SeriesHistory
 from .keys import KIND, OTHER_VALUE
@@ -193,6 +195,8 @@ class EventSeries(SeriesHistory, Metric):
             deferral.sink().write(self.name, lambda later: self._add_recorded(later, event))
             return None
         client = get_redis_connection()
+        if batch is None and transaction.supports(client):
+            return fast.record(self, client, event)  # type: ignore[arg-type]
         call = self._record_call([event], client)
         if batch is not None:
             batch.add(call)
@@ -252,15 +256,24 @@ class EventSeries(SeriesHistory, Metric):
         """Add an event checked earlier (a deferred ``record``) to ``batch``."""
         batch.add(self._record_call([event], get_redis_connection()))
 
-    def _record_call(self, events: Sequence[Prepared], client: AnyRedisClient) -> ScriptCall:
+    def _record_call(
+        self,
+        events: Sequence[Prepared],
+        client: AnyRedisClient,
+        reserve: int = 0,
+        seen: Callable[[Any], None] | None = None,
+    ) -> ScriptCall:
+        """The script call recording ``events``; ``reserve`` more ids taken for the fast path's
+        transactions, whose state ``seen`` learns from the reply (``fast.py``)."""
         inline = catalogue.inline_catalogue(client)
         head = self._record_head(inline)
         keys: list[str] = [*head.keys]
         positions: dict[tuple[str, str], int] = {}
         args: list[str | int | bytes] = [
             *head.args,
-            self.PRUNE_PER_WRITE and max(self.PRUNE_PER_WRITE, 2 * len(events)),
+            self.PRUNE_PER_WRITE and max(self.PRUNE_PER_WRITE, 2 * (len(events) + reserve)),
             *head.tail,
+            reserve,
             len(events),
         ]
         for at, flat, entries in events:
@@ -274,7 +287,8 @@ class EventSeries(SeriesHistory, Metric):
                 args += [position, entry[1]]
         if inline:
             keys.append(head.catalogue)
-        return ScriptCall(script("events_record"), keys, args, self._recorded_steps)
+        then = self._recorded_steps if seen is None else partial(self._recorded_steps, seen=seen)
+        return ScriptCall(script("events_record"), keys, args, then)
 
     def _record_head(self, inline: bool) -> RecordHead:
         """What every record call of this series sends whatever its events (keys, settings),
@@ -316,9 +330,11 @@ class EventSeries(SeriesHistory, Metric):
         self._head = (config, head)
         return head
 
-    def _recorded_steps(self, reply: Any) -> Steps[int]:
+    def _recorded_steps(self, reply: Any, seen: Callable[[Any], None] | None = None) -> Steps[int]:
         """A record's follow-up: the series listed if its script says so (on a cluster); the
         result is the first new event's id."""
+        if seen is not None:
+            seen(reply)
         yield from self._listing_steps(reply[1])
         return int(reply[0])
 
@@ -339,6 +355,7 @@ class EventSeries(SeriesHistory, Metric):
         at 1) in the same atomic step, so an event recorded meanwhile is either removed with
         the series or starts a new one, never half of each."""
         client = get_redis_connection()
+        fast.forget(self)
         self.preen_before(math.inf, client=client, drop=True)
         catalogue.unregister(client, KIND, self.name, self.meta_key)
 
