@@ -12,6 +12,7 @@ the script's way, which reports errors the usual way.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -113,12 +114,20 @@ def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) ->
     return bool(replies[0] == len(keys))
 
 
+#: Per connection pool, the server and database it talks to (:func:`where`).
+_places: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
 def where(client: redis.Redis) -> str:
     """The server and database a plain single-node ``client`` talks to, for what a process
     remembers of the keys there (a mistaken server only costs the caller a repair)."""
-    kwargs = client.connection_pool.connection_kwargs
-    place = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
-    return f"{place}/{kwargs.get('db', 0)}"
+    pool = client.connection_pool
+    found = _places.get(pool)
+    if found is None:
+        kwargs = pool.connection_kwargs
+        place = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+        found = _places[pool] = f"{place}/{kwargs.get('db', 0)}"
+    return found
 
 
 def packed(connection: Any, *args: Any) -> bytes:

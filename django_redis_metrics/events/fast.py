@@ -288,7 +288,7 @@ def _transaction(
     replies = transaction.exec_packed(client, lambda _connection: request, count)
     if replies is None:
         return False
-    if _stands(state, replies, event_id, len(found)):
+    if _stands(state, replies, len(flat) // 2, len(found)):
         return True
     with state.lock:
         state.next = state.end = state.size = 0  # the block is forgotten
@@ -297,16 +297,21 @@ def _transaction(
     return False
 
 
-def _stands(state: State, replies: list[Any], event_id: int, n: int) -> bool:
-    """Whether the transaction's replies say Redis held what this process knew."""
-    if any(isinstance(reply, ResponseError) for reply in replies):
+def _stands(state: State, replies: list[Any], n_fields: int, n: int) -> bool:
+    """Whether the transaction's replies say Redis held what this process knew: every key
+    there, the counter at least the block's end, the cached sizes as known, a new hash of
+    ``n_fields`` fields under the id, the id new in every sorted set, every value in its set,
+    no error (an error reply is a :class:`ResponseError`, equal to no number)."""
+    if replies[3 : 8 + 3 * n] != [n_fields, 1, 1, 0, 1, *([1, 1, 0] * n)]:
         return False
-    exists, seq, sizes = replies[0], replies[1], replies[2]
-    if exists != 3 + 2 * n or seq is None or int(seq) < state.end - 1:
+    seq = replies[1]
+    if replies[0] != 3 + 2 * n or not isinstance(seq, bytes | str) or not seq.isdigit():
         return False
-    if frozenset(sizes) != state.sizes or replies[5] != 1 or replies[7] != 1:
+    if int(seq) < state.end - 1:
         return False
-    return all(replies[8 + 3 * j] == 1 and replies[10 + 3 * j] == 0 for j in range(n))
+    if not isinstance(replies[2], list) or frozenset(replies[2]) != state.sizes:
+        return False
+    return all(type(reply) is int for reply in replies[8 + 3 * n :])
 
 
 def _take_back(

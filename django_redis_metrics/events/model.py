@@ -100,6 +100,9 @@ class EventSeries(SeriesHistory, Metric):
     #: Longest text of an indexed value, in UTF-8 bytes: it becomes part of a key name, and
     #: each distinct value is a sorted set.
     MAX_INDEXED_VALUE_BYTES: ClassVar[int] = 1024
+    #: Whether ``record`` one by one may go as a bare transaction (``fast.py``) on a single
+    #: node; ``False`` sends every event through the record script.
+    TRANSACTIONS: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -195,7 +198,7 @@ class EventSeries(SeriesHistory, Metric):
             deferral.sink().write(self.name, lambda later: self._add_recorded(later, event))
             return None
         client = get_redis_connection()
-        if batch is None and transaction.supports(client):
+        if batch is None and self.TRANSACTIONS and transaction.supports(client):
             return fast.record(self, client, event)  # type: ignore[arg-type]
         call = self._record_call([event], client)
         if batch is not None:
@@ -293,9 +296,16 @@ class EventSeries(SeriesHistory, Metric):
     def _record_head(self, inline: bool) -> RecordHead:
         """What every record call of this series sends whatever its events (keys, settings),
         built once per configuration: a write reads three settings instead of a dozen key
-        names' worth, and builds no key it built before (``record`` is one by one hot)."""
-        prefix = conf.PREFIX
-        config = (prefix, self.name, self.index, inline, self.retention, self.max_values)
+        names' worth (in one read of the setting), and builds no key it built before
+        (``record`` is one by one hot)."""
+        now = conf.snapshot()
+        retention = self._retention
+        if retention is None:
+            retention = validate_retention(now.EVENT_RETENTION, "EVENT_RETENTION")
+        cap = self._max_values
+        if cap is None:
+            cap = validate_max_values(now.EVENT_MAX_VALUES, "EVENT_MAX_VALUES")
+        config = (now.PREFIX, self.name, self.index, inline, retention, cap)
         cached = self._head
         if cached is not None and cached[0] == config:
             return cached[1]

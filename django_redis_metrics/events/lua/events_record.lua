@@ -41,9 +41,9 @@
 -- commands that fail on a wrong type) every key it will write; phase 2 only writes.
 -- An id the time index already holds is never given again: a process writing from a block of
 -- ids reserved before the series was deleted may have used it (the ids are taken anew).
--- Returns {first new id, 1 while the series is not known to be listed (the caller lists it)};
--- with ids reserved, also the Redis clock (ms), the cached window sizes and, per index entry of
--- the first event, '1' if it was indexed under its own value (else '0').
+-- Returns {first new id, 1 while the series is not known to be listed (the caller lists it),
+-- the Redis clock (ms), the cached window sizes, and per index entry of the first event '1' if
+-- it was indexed under its own value (else '0')}: what the fast path learns from (fast.py).
 
 -- Phase 1: parse and check; nothing is written.
 --#include lib/clock.lua
@@ -285,9 +285,6 @@ if unlisted and has_catalogue then
     redis.call('ZADD', KEYS[#KEYS], 0, ARGV[3])
     redis.call('HSET', KEYS[3], 'listed', 1)
     unlisted = false
-end
-if reserve == 0 then
-    return {first, unlisted and 1 or 0}
 end
 local own = {}
 for j, target in ipairs(events[1].targets) do
