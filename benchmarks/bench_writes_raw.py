@@ -149,7 +149,7 @@ def statistic_writers(client: Any, tag: str) -> tuple[Callable[[int], None], ...
     return ours, plain
 
 
-EVENT_RAW = ("incr", "hset", "zadd", "sadd")
+EVENT_RAW = ("incr", "incrby", "hset", "zadd", "sadd")  # redis-py sends INCR as INCRBY 1
 #: Ours' commands when a record goes as a transaction (``events/fast.py``), with EVALSHA for
 #: the script call that reserves each block of ids. The commands a script calls count in their
 #: own statistics too: that script call's are counted twice (ours' figure is a bound above).

@@ -10,13 +10,14 @@ block runs out (or :data:`BLOCK_SECONDS` pass, at most half the retention, so no
 series can run out meanwhile) an event whose time the script would accept as it is (not ahead
 of the Redis clock, not past the retention) and whose indexed values are all known goes as::
 
-    EXISTS seq time meta by:<f>:<v>... values:<f>...   -- all there, as the script left them
-    GET seq                                            -- the counter not reset (a delete)
+    EXISTS time meta                                   -- the series is there
+    GET seq                                            -- the counter there, not reset
     SMEMBERS cachesizes                                -- no window size cached since
     HSET stage <fields>; PEXPIRE stage <3 x retention>
     RENAMENX stage e:<id>; DEL stage                   -- an existing hash is never merged into
     ZADD time NX <t> <id>
-    ZADD by:<f>:<v> NX <t> <id>; PEXPIRE by:<f>:<v> <2 x retention>; SADD values:<f> <v>
+    ZADD by:<f>:<v> NX <t> <id>; PEXPIRE by:<f>:<v> <2 x retention>
+    SADD values:<f> <v>                                -- 0: the value was in its set
     ZREMRANGEBYSCORE cache:<w> <start> <start>         -- per cached size: the window is stale
 
 Each reply says whether Redis agreed: a key missing (expired, deleted, the series retired), of
@@ -87,7 +88,6 @@ class Entry:
     index: str
     values: str
     text: str
-    exists: bytes  # the index and values keys, as EXISTS arguments
     zadd: bytes  # ZADD <index> NX, then the score and id follow
     rest: bytes  # PEXPIRE <index> <ttl>; SADD <values> <value>
 
@@ -111,7 +111,7 @@ class State:
     windows: tuple[tuple[int, bytes], ...] = ()
     known: dict[tuple[str, str], Entry] = field(default_factory=dict)
     # The constant parts of the transaction, packed once (see __post_init__).
-    keys: bytes = field(init=False)  # seq, time, meta as EXISTS arguments
+    exists: bytes = field(init=False)  # EXISTS time meta
     fixed: bytes = field(init=False)  # GET seq; SMEMBERS cachesizes
     stage: bytes = field(init=False)
     renamenx: bytes = field(init=False)  # PEXPIRE stage <ttl>; RENAMENX stage, the hash follows
@@ -123,7 +123,7 @@ class State:
         e, base = self.encode, self.base
         ttl = b"%d" % math.ceil(3 * self.retention * 1000)
         stage = e(f"{base}:stage")
-        self.keys = b"".join(_bulk(e(f"{base}:{k}")) for k in ("seq", "time", "meta"))
+        self.exists = _command(b"EXISTS", e(f"{base}:time"), e(f"{base}:meta"))
         self.fixed = _command(b"GET", e(f"{base}:seq")) + _command(
             b"SMEMBERS", e(f"{base}:cachesizes")
         )
@@ -141,7 +141,6 @@ class State:
             index,
             values,
             text,
-            _bulk(e(index)) + _bulk(e(values)),
             b"*5\r\n$4\r\nZADD\r\n" + _bulk(e(index)) + b"$2\r\nNX\r\n",
             _command(b"PEXPIRE", e(index), ttl) + _command(b"SADD", e(values), e(text)),
         )
@@ -263,9 +262,7 @@ def _transaction(
     windows = state.windows
     parts = [
         transaction.MULTI,
-        b"*%d\r\n$6\r\nEXISTS\r\n" % (4 + 2 * len(found)),
-        state.keys,
-        *(entry.exists for entry in found),
+        state.exists,
         state.fixed,
         b"*%d\r\n$4\r\nHSET\r\n" % (2 + len(flat)),
         state.stage,
@@ -305,7 +302,7 @@ def _stands(state: State, replies: list[Any], n_fields: int, n: int) -> bool:
     if replies[3 : 8 + 3 * n] != [n_fields, 1, 1, 0, 1, *([1, 1, 0] * n)]:
         return False
     seq = replies[1]
-    if replies[0] != 3 + 2 * n or not isinstance(seq, bytes | str) or not seq.isdigit():
+    if replies[0] != 2 or not isinstance(seq, bytes | str) or not seq.isdigit():
         return False
     if int(seq) < state.end - 1:
         return False
