@@ -39,6 +39,7 @@ a ``Batch``, deferred, async and ``record_many`` the script runs as before.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -221,6 +222,10 @@ def _state(series: EventSeries, client: redis.Redis) -> State:
         encoder = client.connection_pool.get_encoder()
         state = _states[key] = State(series, series.key(), encoder.encode, series.retention)
     return state
+
+
+# A forked child must not write from its parent's blocks (nor wait on a lock the parent held).
+os.register_at_fork(after_in_child=_states.clear)
 
 
 def forget(series: EventSeries) -> None:
