@@ -311,7 +311,7 @@ def _stands(state: State, replies: list[Any], n_fields: int, n: int) -> bool:
         return False
     if int(seq) < state.end - 1:
         return False
-    if not isinstance(replies[2], list) or frozenset(replies[2]) != state.sizes:
+    if not isinstance(replies[2], list | set) or frozenset(replies[2]) != state.sizes:
         return False
     return all(type(reply) is int for reply in replies[8 + 3 * n :])
 
