@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from typing import Any, ClassVar, Literal, NamedTuple, overload
+from typing import Any, ClassVar, Literal, overload
 
 from ..conf import conf
 from ..core import catalogue, deferral, transaction
@@ -31,36 +31,18 @@ from ..core.retention import MAX_AHEAD
 from ..core.retention import validate_retention as _retention_seconds
 from ..core.steps import Steps
 from ..core.timeutil import When, to_timestamp
-from ..core.validation import integer, positive_int, shown
+from ..core.validation import positive_int, shown
 from . import fast
 from .codec import bound, score, validate_field_name
 from .history import SeriesHistory
 from .keys import KIND, OTHER_VALUE
-from .prepare import Prepared, prepare, prepared_chunks
+from .prepare import Prepared, RecordHead, prepare, prepared_chunks, validate_max_values
 from .queries import script
-
-#: Largest cap of distinct values per indexed field (each value is a sorted set of its own).
-MAX_DISTINCT_VALUES = 100_000
 
 
 def validate_retention(retention: object, what: str = "retention") -> float:
     """Seconds events are kept: positive, at most ``core.retention.MAX_RETENTION``."""
     return _retention_seconds(retention, what)
-
-
-def validate_max_values(value: object, what: str = "max_values") -> int:
-    """A cap of distinct values per indexed field: an int in ``[1, MAX_DISTINCT_VALUES]``."""
-    return integer(value, what, minimum=1, maximum=MAX_DISTINCT_VALUES)
-
-
-class RecordHead(NamedTuple):
-    """The parts of a record call that depend on the series and the settings only."""
-
-    keys: tuple[str, ...]  # id counter, time index, meta hash, cached window sizes
-    args: tuple[str | int, ...]  # the arguments before the prune budget
-    tail: tuple[str | int, ...]  # the arguments after it, up to the number of events
-    fields: dict[str, tuple[str, str, str]]  # per indexed field: index prefix, values, overflow
-    catalogue: str
 
 
 class EventSeries(SeriesHistory, Metric):
