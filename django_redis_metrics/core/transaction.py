@@ -14,12 +14,15 @@ from __future__ import annotations
 import contextlib
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import redis
 from redis.exceptions import ConnectionError, ResponseError, TimeoutError
 
 from .connection import RedisClient
+
+#: A plain pooled single-node client, the only kind :func:`supports` admits.
+PlainClient: TypeAlias = redis.Redis
 
 
 def supports(client: RedisClient) -> bool:

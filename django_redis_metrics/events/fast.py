@@ -46,13 +46,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import redis
 from redis.exceptions import ResponseError
 
 from ..core import transaction
 from ..core.batch import run_calls
 from ..core.retention import MAX_AHEAD
 from ..core.steps import ScriptCall
+from ..core.transaction import PlainClient
 from .codec import window_index
 from .prepare import Prepared
 from .queries import script
@@ -211,7 +211,7 @@ class State:
 _states: dict[tuple[str, tuple[Any, ...]], State] = {}
 
 
-def _state(series: EventSeries, client: redis.Redis) -> State:
+def _state(series: EventSeries, client: PlainClient) -> State:
     series._record_head(True)
     assert series._head is not None
     key = (transaction.where(client), series._head[0])
@@ -239,7 +239,7 @@ def forget_all() -> None:
     _states.clear()
 
 
-def record(series: EventSeries, client: redis.Redis, event: Prepared) -> int:
+def record(series: EventSeries, client: PlainClient, event: Prepared) -> int:
     """Record ``event`` (prepared) of ``series`` as a transaction if this process may, else by
     the script (reserving ids for the next ones); its id."""
     state = _state(series, client)
@@ -259,7 +259,7 @@ def record(series: EventSeries, client: redis.Redis, event: Prepared) -> int:
 
 
 def _transaction(
-    state: State, client: redis.Redis, at: str, flat: list[bytes], event_id: int, found: list[Entry]
+    state: State, client: PlainClient, at: str, flat: list[bytes], event_id: int, found: list[Entry]
 ) -> bool:
     """The transaction of one event; whether it stands (else it was taken back)."""
     ident = b"%d" % event_id
@@ -317,7 +317,7 @@ def _stands(state: State, replies: list[Any], n_fields: int, n: int) -> bool:
 
 
 def _take_back(
-    client: redis.Redis, state: State, replies: list[Any], ident: bytes, found: list[Entry]
+    client: PlainClient, state: State, replies: list[Any], ident: bytes, found: list[Entry]
 ) -> None:
     """Remove what the transaction wrote (``events_takeback.lua``)."""
     keys = [f"{state.base}:time", f"{state.base}:e:{ident.decode()}"]
