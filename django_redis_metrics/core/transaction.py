@@ -11,14 +11,19 @@ the script's way, which reports errors the usual way.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
-from collections.abc import Sequence
-from typing import Any
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
 
 import redis
 from redis.exceptions import ConnectionError, ResponseError, TimeoutError
 
 from .connection import RedisClient
+
+#: A plain pooled single-node client, the only kind :func:`supports` admits.
+PlainClient: TypeAlias = redis.Redis
 
 
 def supports(client: RedisClient) -> bool:
@@ -113,31 +118,50 @@ def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) ->
     return bool(replies[0] == len(keys))
 
 
-def incr_if_present(
-    client: redis.Redis, keys: Sequence[str], fields: Sequence[tuple[str, str]], amount: int
-) -> list[Any] | None:
-    """``MULTI; EXISTS keys; HINCRBY key field amount`` for each of ``fields``; ``EXEC``, in one
-    round trip; returns EXEC's replies (the number of ``keys`` that existed, then each HINCRBY's
+#: Per connection pool, the server and database it talks to (:func:`where`).
+_places: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def where(client: redis.Redis) -> str:
+    """The server and database a plain single-node ``client`` talks to, for what a process
+    remembers of the keys there (a mistaken server only costs the caller a repair)."""
+    pool = client.connection_pool
+    found = _places.get(pool)
+    if found is None:
+        kwargs = pool.connection_kwargs
+        place = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+        found = _places[pool] = f"{place}/{kwargs.get('db', 0)}"
+    return found
+
+
+def packed(connection: Any, *args: Any) -> bytes:
+    """One command as ``connection`` packs it (with hiredis, keys as UTF-8)."""
+    return b"".join(connection.pack_command(*args))
+
+
+#: ``MULTI`` packed: where every request of :func:`exec_packed` starts.
+MULTI = b"*1\r\n$5\r\nMULTI\r\n"
+
+
+def exec_packed(client: redis.Redis, build: Callable[[Any], bytes], count: int) -> list[Any] | None:
+    """``MULTI``, the ``count`` commands ``build(connection)`` packs (after :data:`MULTI`),
+    ``EXEC``, in one round trip on a pooled connection; returns EXEC's replies (each command's
     result or its :class:`ResponseError`: a transaction runs every command it queued).
 
     ``None`` when nothing ran: the request could not be sent (the connection is dropped), or
     Redis refused a command while queuing it (EXECABORT, under ``maxmemory``); the caller then
-    goes the script's way. An increment is not idempotent: once the request was sent, a failure
-    to read the answer raises (as any write of the client does), it is never sent again."""
+    goes the script's way. A write is not idempotent: once the request was sent, a failure to
+    read the answer raises (as any write of the client does), it is never sent again."""
     pool = client.connection_pool
     connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
     try:
-        head, incrs = _template("HINCRBY", keys, fields, connection)
-        tail = _bulk(b"%d" % amount)
-        request = b"".join((head, *(incr + tail for incr in incrs), b"*1\r\n$4\r\nEXEC\r\n"))
+        request = build(connection) + b"*1\r\n$4\r\nEXEC\r\n"
         try:
             connection.send_packed_command([request])
         except (ConnectionError, TimeoutError, OSError):
             connection.disconnect()
             return None
-        for _ in range(len(fields) + 2):  # "OK", then "QUEUED" per command
-            with contextlib.suppress(ResponseError):
-                connection.read_response()
+        _skip_replies(connection, count + 1)  # "OK", then "QUEUED" per command
         try:
             replies = connection.read_response()
         except ResponseError:  # EXECABORT: a command was refused while queued, none ran
@@ -147,6 +171,43 @@ def incr_if_present(
         raise
     finally:
         pool.release(connection)
-    if not isinstance(replies, list) or len(replies) != len(fields) + 1:
-        raise ResponseError(f"Unexpected reply to a counter's transaction: {replies!r}")
+    if not isinstance(replies, list) or len(replies) != count:
+        raise ResponseError(f"Unexpected reply to a transaction: {replies!r}")
     return replies
+
+
+def _skip_replies(connection: Any, count: int) -> None:
+    """Read ``count`` replies whose content does not matter (``QUEUED``, or the error of a
+    command refused while queuing, which EXEC then reports). Straight from the connection's
+    parser, which returns an error reply rather than raising it: ``Connection.read_response``
+    costs a microsecond or two more per reply (a transaction's dozen add up); a socket failure
+    is reported as the connection would report it. The caller reads EXEC's reply through the
+    connection."""
+    parser = getattr(connection, "_parser", None)
+    if parser is None:
+        for _ in range(count):
+            with contextlib.suppress(ResponseError):
+                connection.read_response()
+        return
+    try:
+        for _ in range(count):
+            parser.read_response()
+    except builtins.TimeoutError:
+        raise TimeoutError("Timeout reading a transaction's replies") from None
+    except OSError as exc:
+        raise ConnectionError(f"Error while reading a transaction's replies: {exc}") from None
+
+
+def incr_if_present(
+    client: redis.Redis, keys: Sequence[str], fields: Sequence[tuple[str, str]], amount: int
+) -> list[Any] | None:
+    """``MULTI; EXISTS keys; HINCRBY key field amount`` for each of ``fields``; ``EXEC``, in one
+    round trip; returns EXEC's replies (the number of ``keys`` that existed, then each HINCRBY's
+    result or its :class:`ResponseError`), or ``None`` when nothing ran (:func:`exec_packed`)."""
+    tail = _bulk(b"%d" % amount)
+
+    def build(connection: Any) -> bytes:
+        head, incrs = _template("HINCRBY", keys, fields, connection)
+        return b"".join((head, *(incr + tail for incr in incrs)))
+
+    return exec_packed(client, build, len(fields) + 1)

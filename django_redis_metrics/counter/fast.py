@@ -67,9 +67,7 @@ def fact_of(client: RedisClient, base: str, samples: int, precisions: Sequence[i
     """What :data:`_opened` is keyed by (``client`` a plain single-node one: its pool says which
     server it talks to; a mistaken server only costs a repair, as ``EXISTS`` and the replies
     tell what Redis really holds)."""
-    kwargs = client.connection_pool.connection_kwargs  # type: ignore[union-attr]
-    where = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
-    return f"{where}/{kwargs.get('db', 0)}", base, samples, tuple(precisions)
+    return transaction.where(client), base, samples, tuple(precisions)  # type: ignore[arg-type]
 
 
 def record(fact: Fact, starts: tuple[int, ...]) -> None:
