@@ -124,10 +124,13 @@ def _send_direct(client: redis.Redis, calls: Sequence[ScriptCall]) -> list[Any]:
     return _on_pooled_connection(client, commands, lambda connection, _: connection.read_response())
 
 
-def on_one_connection(client: redis.Redis, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
+def on_one_connection(client: RedisClient, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
     """``commands`` in one packed request on one pooled connection, each reply parsed as the
     client parses it (an error reply kept as its exception): for commands whose meaning
-    depends on the connection, such as ``WAIT`` after a write."""
+    depends on the connection, such as ``WAIT`` after a write. Single node (or Sentinel)
+    only: a ``TypeError`` for a cluster client."""
+    if not isinstance(client, redis.Redis):
+        raise TypeError("Commands on one connection need a single-node or Sentinel client.")
     return _on_pooled_connection(client, commands, client.parse_response)
 
 
