@@ -11,7 +11,9 @@ the script's way, which reports errors the usual way.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -113,12 +115,48 @@ def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) ->
     return bool(replies[0] == len(keys))
 
 
+class IncrRequest:
+    """The request of ``MULTI; EXISTS keys; HINCRBY key field amount`` for each of ``fields``;
+    ``EXEC`` for one set of keys and fields (a counter's slices while they stay its latest):
+    packed once per packer, the request of an amount of 1, the usual one, kept whole."""
+
+    __slots__ = ("_packed", "fields", "keys")
+
+    def __init__(self, keys: Sequence[str], fields: Sequence[tuple[str, str]]) -> None:
+        self.keys, self.fields = tuple(keys), tuple(fields)
+        #: (packer type, head, each HINCRBY up to its amount, the whole request of 1): one
+        #: tuple, replaced whole, so threads sharing the request never see half of it.
+        self._packed: tuple[type, bytes, tuple[bytes, ...], bytes] | None = None
+
+    def request(self, connection: Any, amount: int) -> bytes:
+        """The packed request adding ``amount``, by ``connection``'s packer."""
+        packer = type(getattr(connection, "_command_packer", connection))
+        packed = self._packed
+        if packed is None or packed[0] is not packer:
+            head, incrs = _template("HINCRBY", self.keys, self.fields, connection)
+            packed = self._packed = (packer, head, incrs, _incr_request(head, incrs, 1))
+        if amount == 1:
+            return packed[3]
+        return _incr_request(packed[1], packed[2], amount)
+
+
+def _incr_request(head: bytes, incrs: Sequence[bytes], amount: int) -> bytes:
+    tail = _bulk(b"%d" % amount)
+    return b"".join((head, *(incr + tail for incr in incrs), b"*1\r\n$4\r\nEXEC\r\n"))
+
+
 def incr_if_present(
     client: redis.Redis, keys: Sequence[str], fields: Sequence[tuple[str, str]], amount: int
 ) -> list[Any] | None:
     """``MULTI; EXISTS keys; HINCRBY key field amount`` for each of ``fields``; ``EXEC``, in one
-    round trip; returns EXEC's replies (the number of ``keys`` that existed, then each HINCRBY's
-    result or its :class:`ResponseError`: a transaction runs every command it queued).
+    round trip (:func:`send_incr`)."""
+    return send_incr(client, IncrRequest(keys, fields), amount)
+
+
+def send_incr(client: redis.Redis, request: IncrRequest, amount: int) -> list[Any] | None:
+    """``request`` adding ``amount``, in one round trip; returns EXEC's replies (the number of
+    its keys that existed, then each HINCRBY's result or its :class:`ResponseError`: a
+    transaction runs every command it queued).
 
     ``None`` when nothing ran: the request could not be sent (the connection is dropped), or
     Redis refused a command while queuing it (EXECABORT, under ``maxmemory``); the caller then
@@ -126,27 +164,65 @@ def incr_if_present(
     to read the answer raises (as any write of the client does), it is never sent again."""
     pool = client.connection_pool
     connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
+    fields = len(request.fields)
     try:
-        head, incrs = _template("HINCRBY", keys, fields, connection)
-        tail = _bulk(b"%d" % amount)
-        request = b"".join((head, *(incr + tail for incr in incrs), b"*1\r\n$4\r\nEXEC\r\n"))
         try:
-            connection.send_packed_command([request])
+            connection.send_packed_command([request.request(connection, amount)])
         except (ConnectionError, TimeoutError, OSError):
             connection.disconnect()
             return None
-        for _ in range(len(fields) + 2):  # "OK", then "QUEUED" per command
-            with contextlib.suppress(ResponseError):
-                connection.read_response()
-        try:
-            replies = connection.read_response()
-        except ResponseError:  # EXECABORT: a command was refused while queued, none ran
-            return None
+        replies = _read_replies(connection, fields + 3)  # "OK", "QUEUED" per command, EXEC's
     except BaseException:
         connection.disconnect()
         raise
     finally:
         pool.release(connection)
-    if not isinstance(replies, list) or len(replies) != len(fields) + 1:
+    if isinstance(replies, ResponseError):  # EXECABORT: a command was refused while queued
+        return None
+    if not isinstance(replies, list) or len(replies) != fields + 1:
         raise ResponseError(f"Unexpected reply to a counter's transaction: {replies!r}")
     return replies
+
+
+def _read_replies(connection: Any, count: int) -> Any:
+    """The last of ``count`` replies, error replies returned rather than raised.
+
+    ``Connection.read_response`` costs about a microsecond a reply around the parsing (its
+    error text, health-check clock, push checks) and a transaction answers ``fields + 3`` times:
+    the replies, which come in one packet, are taken from the connection's hiredis reader one
+    after another (RESP2: no push message can come between them), else from its parser, else
+    (a connection without one: a caching proxy) read the usual way. Socket failures raise as
+    ``Connection.read_response`` raises them."""
+    parser = getattr(connection, "_parser", None)
+    if parser is None:
+        return _read_plainly(connection, count)
+    reader = getattr(parser, "_reader", None)
+    try:
+        if reader is None or str(connection.protocol) == "3":
+            for _ in range(count - 1):
+                parser.read_response()
+            reply = parser.read_response()
+        else:
+            gets = reader.gets
+            for _ in range(count):
+                reply = gets()
+                while reply is False:  # hiredis: not enough data yet
+                    parser.read_from_socket()
+                    reply = gets()
+    except builtins.TimeoutError as error:  # socket.timeout
+        raise TimeoutError("Timeout reading a counter's transaction") from error
+    except OSError as error:
+        raise ConnectionError(f"Error reading a counter's transaction: {error.args}") from error
+    if connection.health_check_interval:
+        connection.next_health_check = time.monotonic() + connection.health_check_interval
+    return reply
+
+
+def _read_plainly(connection: Any, count: int) -> Any:
+    for _ in range(count - 1):
+        with contextlib.suppress(ResponseError):
+            connection.read_response()
+    try:
+        return connection.read_response()
+    except ResponseError as error:
+        return error
