@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import redis
+import redis.asyncio
 from redis.exceptions import ConnectionError, ResponseError, TimeoutError
 
 from .connection import RedisClient
@@ -26,6 +27,11 @@ from .connection import RedisClient
 def supports(client: RedisClient) -> bool:
     """Whether :func:`set_bit_if_present` may run on ``client``: a plain pooled single node."""
     return type(client) is redis.Redis and client.connection is None
+
+
+def supports_async(client: object) -> bool:
+    """Whether :func:`asend_incr` may run on ``client``: a plain pooled async single node."""
+    return type(client) is redis.asyncio.Redis and client.connection is None
 
 
 def _bulk(value: bytes) -> bytes:
@@ -177,6 +183,37 @@ def send_incr(client: redis.Redis, request: IncrRequest, amount: int) -> list[An
         raise
     finally:
         pool.release(connection)
+    return _checked(replies, fields)
+
+
+async def asend_incr(
+    client: redis.asyncio.Redis, request: IncrRequest, amount: int
+) -> list[Any] | None:
+    """:func:`send_incr` on an async client (its replies read the usual way)."""
+    pool = client.connection_pool
+    connection: Any = await pool.get_connection()  # type: ignore[no-untyped-call]
+    fields = len(request.fields)
+    replies: Any = None
+    try:
+        try:
+            await connection.send_packed_command([request.request(connection, amount)])
+        except (ConnectionError, TimeoutError, OSError):
+            await connection.disconnect()
+            return None
+        for _ in range(fields + 3):  # "OK", "QUEUED" per command, EXEC's
+            try:
+                replies = await connection.read_response()
+            except ResponseError as error:
+                replies = error
+    except BaseException:
+        await connection.disconnect()
+        raise
+    finally:
+        await pool.release(connection)
+    return _checked(replies, fields)
+
+
+def _checked(replies: Any, fields: int) -> list[Any] | None:
     if isinstance(replies, ResponseError):  # EXECABORT: a command was refused while queued
         return None
     if not isinstance(replies, list) or len(replies) != fields + 1:

@@ -18,13 +18,15 @@ leaves them, only not in the same round trip. An error reply (a key of another t
 overflow) has the increments that ran taken back in one more transaction and returns ``False``:
 the caller sends the script, which refuses the write as always.
 
-Only for a plain single-node client (``core/transaction.py``); on a cluster, in a ``Batch``, for
-``defer=True`` and for async writes the script runs as before.
+Only for a plain single-node client, sync or async (``core/transaction.py``: ``aincr`` awaits
+the same transaction); on a cluster, in a ``Batch`` and for ``defer=True`` the script runs as
+before.
 
 In a ``Batch``, the increments of one counter queued one after another are sent as one call in
 the script's general form instead (:func:`folded`): one upkeep per precision for all the slices
 they open, where one call each would pay it per slice. They fold while their finest slices fall
-in one block of ``LISTPACK_ENTRIES - samples`` (so a hash never holds more fields than stay in
+in one block (``counter/plan.py``: at most ``FOLD_SLICES``, and at most the server's own
+``hash-max-listpack-entries`` less the samples, so a hash never holds more fields than stay in
 Redis' compact encoding before the call trims it) and their pairs within
 ``Counter.MAX_PAIRS_PER_CALL``. The sender's batches are not folded (its calls are numbered
 one by one, ``sending/``).
@@ -40,8 +42,9 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import ResponseError
 
 from ..core import catalogue, transaction
-from ..core.batch import ScriptCall, run_calls
-from ..core.connection import AnyRedisClient, RedisClient
+from ..core.batch import ScriptCall, calls_steps, run_calls
+from ..core.connection import AnyRedisClient, AsyncRedisClient, RedisClient
+from ..core.drive import adrive
 from ..core.keys import catalogue_key
 from ..core.retention import MAX_AHEAD
 from ..core.scripts import ScriptLibrary
@@ -67,6 +70,11 @@ class Opened:
     low: int
     high: int
     request: transaction.IncrRequest
+
+    @property
+    def fields_base(self) -> str:
+        """The counter's key base (its meta key without ``:meta``)."""
+        return self.request.keys[0].removesuffix(":meta")
 
 
 #: Counters whose latest slices a script call of this process opened (or added to), with those
@@ -122,39 +130,82 @@ def forget_all() -> None:
     _opened.clear()
 
 
+def _ready(fact: Fact | None, timestamp: float, count: int) -> Opened | None:
+    """The opened slices an increment of ``count`` at ``timestamp`` may add to, if any."""
+    if fact is None or count == 0:  # 0: a new slice would look like it
+        return None
+    opened = _opened.get(fact)
+    if opened is None or not opened.low <= timestamp < opened.high:
+        return None
+    return opened
+
+
+#: What the transaction's replies call for: nothing, the take-back of an error, a repair.
+DONE, ERROR = "", "error"
+
+
+def _verdict(fact: Fact, opened: Opened, replies: list[Any], count: int) -> str:
+    """:data:`DONE`, :data:`ERROR` (the fact forgotten), or the repair's flags."""
+    results = replies[1:]
+    keys = len(opened.request.keys)
+    if replies[0] == keys and count not in results and set(map(type, results)) == {int}:
+        return DONE  # the steady case: every key there, no slice made here, no error
+    if any(isinstance(result, ResponseError) for result in results):
+        _opened.pop(fact, None)
+        return ERROR
+    missing = replies[0] != keys
+    flags = "".join(_flag(result == count, missing) for result in results[:-1])
+    if missing and results[-1] == count:  # the meta hash may have been made here: all upkeep
+        flags = "2" * len(opened.starts)
+    return flags if flags.strip("0") else DONE
+
+
 def try_incr(
     counter: Counter, client: RedisClient, fact: Fact | None, timestamp: float, count: int
 ) -> bool:
     """Add ``count`` to the slices of ``timestamp`` of ``counter`` (its fast path key ``fact``,
     ``None`` where it never runs) as a bare transaction, if this process saw a script call
     accept those very slices; whether it did (``False``: the caller sends the script)."""
-    if fact is None or count == 0:  # 0: a new slice would look like it
+    opened = _ready(fact, timestamp, count)
+    if opened is None:
         return False
-    opened = _opened.get(fact)
-    if opened is None or not opened.low <= timestamp < opened.high:
-        return False
-    request = opened.request
-    replies = transaction.send_incr(client, request, count)  # type: ignore[arg-type]
+    replies = transaction.send_incr(client, opened.request, count)  # type: ignore[arg-type]
     if replies is None:
         return False
-    results = replies[1:]
-    if (
-        replies[0] == len(request.keys)
-        and count not in results
-        and set(map(type, results)) == {int}
-    ):
-        return True  # the steady case: every key there, no slice made here, no error
-    if any(isinstance(result, ResponseError) for result in results):
-        _opened.pop(fact, None)
-        _take_back(client, request.fields, results, count)
+    verdict = _verdict(fact, opened, replies, count)  # type: ignore[arg-type]
+    if verdict == ERROR:
+        ran = _ran(opened.request.fields, replies[1:])
+        if ran and transaction.incr_if_present(client, [ran[0][0]], ran, -count) is None:  # type: ignore[arg-type]
+            raise ResponseError(TAKE_BACK_FAILED)
         return False
-    missing = replies[0] != len(request.keys)
-    flags = "".join(_flag(result == count, missing) for result in results[:-1])
-    if missing and results[-1] == count:  # the meta hash may have been made here: all upkeep
-        flags = "2" * len(opened.starts)
-    if flags.strip("0"):
-        base = fact[1]
-        run_calls(client, [repair_call(counter, client, base, count, opened.starts, flags)])
+    if verdict:
+        call = repair_call(counter, client, opened.fields_base, count, opened.starts, verdict)
+        run_calls(client, [call])
+    return True
+
+
+async def atry_incr(
+    counter: Counter, client: AsyncRedisClient, fact: Fact | None, timestamp: float, count: int
+) -> bool:
+    """:func:`try_incr` on an async client (a plain single node, ``fact`` says)."""
+    opened = _ready(fact, timestamp, count)
+    if opened is None:
+        return False
+    plain: Any = client
+    replies = await transaction.asend_incr(plain, opened.request, count)
+    if replies is None:
+        return False
+    verdict = _verdict(fact, opened, replies, count)  # type: ignore[arg-type]
+    if verdict == ERROR:
+        ran = _ran(opened.request.fields, replies[1:])
+        if ran:
+            back = transaction.IncrRequest([ran[0][0]], ran)
+            if await transaction.asend_incr(plain, back, -count) is None:
+                raise ResponseError(TAKE_BACK_FAILED)
+        return False
+    if verdict:
+        call = repair_call(counter, client, opened.fields_base, count, opened.starts, verdict)
+        await adrive(calls_steps([call]), client)
     return True
 
 
@@ -183,19 +234,18 @@ def repair_call(
     return ScriptCall(script("counter_incr"), keys, args, counter._listing_steps)
 
 
-def _take_back(
-    client: RedisClient, fields: Sequence[tuple[str, str]], results: Sequence[Any], count: int
-) -> None:
-    """Undo the increments of a transaction that met an error reply: ``HINCRBY -count`` of each
-    that ran, in one more transaction (none touches a key that refused its increment)."""
-    ran = [
+TAKE_BACK_FAILED = "A counter's increments could not be taken back after an error reply."
+
+
+def _ran(fields: Sequence[tuple[str, str]], results: Sequence[Any]) -> list[tuple[str, str]]:
+    """The fields of a transaction that met an error reply whose increments ran, to take back
+    with ``HINCRBY -count`` in one more transaction (none touches a key that refused its
+    increment)."""
+    return [
         field
         for field, result in zip(fields, results, strict=True)
         if not isinstance(result, ResponseError)
     ]
-    plain: Any = client  # a plain single-node client: try_incr checked
-    if ran and transaction.incr_if_present(plain, [ran[0][0]], ran, -count) is None:
-        raise ResponseError("A counter's increments could not be taken back after an error reply.")
 
 
 def folded(counter: Counter, client: AnyRedisClient, calls: Sequence[ScriptCall]) -> ScriptCall:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from ..archive.history import HistoryReads
 from ..core import catalogue, deferral
-from ..core.aio import get_async_connection
+from ..core.aio import ConnectionSlot, get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.drive import adrive, drive
@@ -203,12 +203,6 @@ class Counter(HistoryReads, SlicedMetric):
         transaction fast path (``fast.py``)."""
         return write_plan(self, client).call(self, count, timestamp, fold=False)
 
-    def _incr_steps(self, client: AnyRedisClient, count: object, when: When) -> Steps[None]:
-        """``incr``'s write, checked, as steps (``client`` tells whether the script lists the
-        counter itself)."""
-        count, timestamp = self._checked(count, when)
-        yield from calls_steps([self._incr_one_call(count, timestamp, client)])
-
     def _incr_many_steps(
         self, client: AnyRedisClient, increments: Iterable[tuple[When, int]]
     ) -> Steps[int]:
@@ -220,10 +214,17 @@ class Counter(HistoryReads, SlicedMetric):
 
     @aadmitted
     async def aincr(self, count: int = 1, when: When = None) -> None:
-        """``incr`` awaited: one atomic round trip. (``incr(defer=True)`` never waits on Redis
-        either, and suits async views as well.)"""
+        """``incr`` awaited: one atomic round trip, the transaction of ``incr``'s fast path
+        where it applies. (``incr(defer=True)`` never waits on Redis either, and suits async
+        views as well.)"""
+        count, timestamp = self._checked(count, when)
         client = get_async_connection()
-        await adrive(self._incr_steps(client, count, when), client)
+        plan = write_plan(self, client)
+        async with ConnectionSlot(client):
+            if await fast.atry_incr(self, client, plan.fact, timestamp, count):
+                return
+            call = plan.call(self, count, timestamp, fold=False)
+            await adrive(calls_steps([call]), client)
 
     @aadmitted
     async def aincr_many(self, increments: Iterable[tuple[When, int]]) -> int:

@@ -59,7 +59,7 @@ class WritePlan:
     keys: tuple[str, ...]
     #: The script's leading arguments: name, samples, inline catalogue, ``MAX_AHEAD``.
     head: tuple[str | int, ...]
-    #: The fast path's key, ``None`` where it never runs (a cluster, an async client).
+    #: The fast path's key, ``None`` where it never runs (a cluster, a dedicated connection).
     fact: fast.Fact | None
     #: Most increments one folded call carries.
     fold_most: int
@@ -118,7 +118,7 @@ def write_plan(counter: Counter, client: AnyRedisClient) -> WritePlan:
     keys = (f"{base}:meta", *(f"{base}:{p}" for p in precisions))
     if inline:
         keys += (catalogue_key(KIND),)
-    supported = transaction.supports(client)  # type: ignore[arg-type]
+    supported = transaction.supports(client) or transaction.supports_async(client)  # type: ignore[arg-type]
     fact = fast.fact_of(client, base, samples, precisions) if supported else None  # type: ignore[arg-type]
     plan = WritePlan(
         counter.name,
