@@ -94,6 +94,13 @@ class Counter(HistoryReads, SlicedMetric):
         super().__init__(name, precisions, samples, labels=labels, max_series=max_series)
         self.shards = validate_shards(shards, self.label_names, f"{self.LABEL} {self.name!r}")
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The counter's configuration, for pickling and copies: without its write plan
+        (``counter/plan.py``), which holds a client and is made again on the next write."""
+        state = dict(self.__dict__)
+        state.pop("_write_plan", None)
+        return state
+
     def _describe(self) -> str:
         described = super()._describe()
         return described if self.shards == 1 else f"{described} shards={self.shards}"

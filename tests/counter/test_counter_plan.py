@@ -5,6 +5,8 @@ the transaction's replies are read the same from every kind of connection."""
 
 from __future__ import annotations
 
+import copy
+import pickle
 from typing import Any
 
 import pytest
@@ -147,6 +149,15 @@ def test_replies_are_read_alike_without_a_parser(single):
         assert "not an integer" in str(transaction._read_replies(Hidden(), 1))
     finally:
         pool.release(connection)
+
+
+def test_a_counter_that_wrote_still_pickles_and_copies(single):
+    counter = Counter("kept", precisions=[1, 60])
+    counter.incr(when=T0)
+    for twin in (pickle.loads(pickle.dumps(counter)), copy.deepcopy(counter)):
+        assert "_write_plan" not in vars(twin) and twin == counter
+        twin.incr(when=T0)
+    assert counter.series(1) == [(T0, 3)]
 
 
 def test_forgotten_slices_go_by_the_script_again(single):
