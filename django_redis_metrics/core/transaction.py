@@ -246,6 +246,8 @@ def _read_replies(connection: Any, count: int) -> Any:
                 while reply is False:  # hiredis: not enough data yet
                     parser.read_from_socket()
                     reply = gets()
+                if isinstance(reply, ConnectionError):  # as the parser raises it
+                    raise reply
     except builtins.TimeoutError as error:  # socket.timeout
         raise TimeoutError("Timeout reading a counter's transaction") from error
     except OSError as error:
