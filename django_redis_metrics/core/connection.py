@@ -28,9 +28,8 @@ from redis.cluster import RedisCluster
 from redis.exceptions import NoPermissionError, RedisClusterException, RedisError, ResponseError
 from redis.retry import Retry
 
-from ..conf import DEFAULTS, conf
+from ..conf import DEFAULTS, SETTING_NAME, conf
 from ..exceptions import MissingPermission
-from ..setting import SETTING_NAME
 from . import sentinel
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"

@@ -17,16 +17,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-import redis
-from redis.cluster import RedisCluster
-
 from ..conf import conf
 from ..core import catalogue, transaction
 from ..core.batch import FoldableCall, ScriptCall
 from ..core.cleaning import listpack_entries
 from ..core.connection import AnyRedisClient
 from ..core.keys import catalogue_key, metric_key
-from ..core.retention import LISTPACK_ENTRIES, MAX_AHEAD
+from ..core.retention import MAX_AHEAD
 from ..core.scripts import LuaScript
 from . import fast
 from .keys import KIND
@@ -74,13 +71,12 @@ class WritePlan:
     def fold_block(self) -> int:
         """Seconds of finest slices one folded call may cover: at most :data:`FOLD_SLICES`,
         and a hash stays compact while the slices a call adds before trimming fit beside its
-        samples, under the server's own ``hash-max-listpack-entries`` (read once per client;
-        an async client, whose writes are never folded, takes :data:`LISTPACK_ENTRIES`)."""
+        samples, under the server's own ``hash-max-listpack-entries`` (read once per client,
+        ``LISTPACK_ENTRIES`` where CONFIG is refused)."""
         block = self.block
         if block is None:
-            client: Any = self.client
-            sync = isinstance(client, redis.Redis | RedisCluster)
-            entries = listpack_entries(client) if sync else LISTPACK_ENTRIES
+            client: Any = self.client  # a sync one: only a Batch folds
+            entries = listpack_entries(client)
             slices = max(1, min(FOLD_SLICES, entries - self.samples))
             block = self.block = min(self.precisions) * slices
         return block
