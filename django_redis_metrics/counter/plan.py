@@ -5,8 +5,9 @@ the fold bound of a ``Batch`` depend on the counter's name, samples and precisio
 settings (``PREFIX``, and the precisions and samples a counter takes from them) and the client
 (one server or a cluster). A :class:`WritePlan` holds them for one counter, one setting object
 and one client; it is made again when any of the three changes (``override_settings`` replaces
-the setting object), so an increment reads the settings once, where it read them six times.
-Only the slice starts and the count are an increment's own.
+the setting object), so an increment looks the setting object up twice (its client's and its
+plan's check) where it read the setting four to six times. Only the slice starts and the count
+are an increment's own.
 """
 
 from __future__ import annotations
