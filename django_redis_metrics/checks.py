@@ -114,6 +114,13 @@ def check_sender(raw: Mapping[str, Any]) -> list[CheckMessage]:
             f"RETRY_MAX_DELAY ({longest!r} s)."
         )
         errors.append(Error(message, id=ID.format("E048")))
+    if not invalid and value["REPLICAS"] and raw.get("CLUSTER"):
+        message = (
+            f"{SETTING_NAME}['SENDER']['REPLICAS'] is not supported on Redis Cluster "
+            f"(CLUSTER is True)."
+        )
+        hint = "Leave it at 0: it waits for the replicas of a single node or Sentinel master."
+        errors.append(Error(message, hint=hint, id=ID.format("E093")))
     return errors
 
 

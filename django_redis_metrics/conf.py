@@ -153,7 +153,7 @@ class Settings(SettingsReader, InsightSettings, ArchiveSettings):
         "Distinct values an `EventSeries` indexes per field unless it sets `max_values` (at most "
         '100,000; each value is a sorted set); further new values are indexed under `"(other)"`.',
         check="E021",
-        validator=f"{PACKAGE}.events.model.validate_max_values",
+        validator=f"{PACKAGE}.events.prepare.validate_max_values",
     )
     BITMAP_RETENTION: Setting[dict[str, int]] = Setting(
         DEFAULT_BITMAP_RETENTION,

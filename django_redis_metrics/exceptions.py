@@ -19,6 +19,7 @@ __all__ = [
     "MissingPermission",
     "MultipleMetricsReturned",
     "NoDayKeys",
+    "NotReplicated",
 ]
 
 
@@ -37,6 +38,12 @@ class AsyncPoolTimeout(RedisConnectionError):
     """Every connection of the running loop's async pool (``ASYNC_MAX_CONNECTIONS``) stayed
     busy for ``ASYNC_POOL_TIMEOUT`` seconds: more awaits at once than the pool serves, on a
     Redis too slow to answer them in time."""
+
+
+class NotReplicated(RedisConnectionError):
+    """Fewer replicas than ``SENDER["REPLICAS"]`` acknowledged a batch of the sender in time:
+    an outage to the sender, which keeps the batch and sends it again (exactly once), as a
+    failover may be under way and the master's copy about to be lost."""
 
 
 class MissingPermission(NoPermissionError):

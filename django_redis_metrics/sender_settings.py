@@ -23,7 +23,7 @@ class SenderKey:
 
     name: str
     default: Any
-    legacy: str
+    legacy: str | None
     check: str
     validator: str
     doc: str
@@ -102,9 +102,25 @@ SENDER_KEYS: tuple[SenderKey, ...] = (
         "this long after Redis answers again. Each attempt costs one connection attempt per "
         "process.",
     ),
+    SenderKey(
+        "REPLICAS",
+        0,
+        None,
+        "E093",
+        f"{PACKAGE}.core.validation.replica_count",
+        "Replicas that must hold a batch before the sender counts it stored (Redis `WAIT`, "
+        "after one `SET` of `<PREFIX>:sender:replicated`, in one more round trip per batch). "
+        "A batch they have not acknowledged within half of `TIMEOUT` is kept and sent again "
+        "(exactly once: the sender's writes are idempotent), so no write acknowledged by a "
+        "master is lost when a failover promotes a replica that had not received it. `0` "
+        "turns it off. Single node and Sentinel only (see "
+        "[Redis Sentinel](operations.md#redis-sentinel)).",
+    ),
 )
 #: The flat keys ``SENDER`` replaces, and the key of ``SENDER`` each became.
-LEGACY_SENDER_KEYS: dict[str, str] = {key.legacy: key.name for key in SENDER_KEYS}
+LEGACY_SENDER_KEYS: dict[str, str] = {
+    key.legacy: key.name for key in SENDER_KEYS if key.legacy is not None
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +134,7 @@ class SenderOptions:
     queue_bytes: int
     retry_delay: float
     retry_max_delay: float
+    replicas: int
 
     @classmethod
     def of(cls, value: Mapping[str, Any]) -> SenderOptions:
@@ -129,6 +146,7 @@ class SenderOptions:
             int(value["QUEUE_BYTES"]),
             float(value["RETRY_DELAY"]),
             float(value["RETRY_MAX_DELAY"]),
+            int(value["REPLICAS"]),
         )
 
 
@@ -153,7 +171,11 @@ class SenderSetting(Setting[SenderOptions]):
         given = raw.get(self.name)
         given = given if isinstance(given, Mapping) else {}
         return {
-            key.name: given[key.name] if key.name in given else raw.get(key.legacy, key.default)
+            key.name: given[key.name]
+            if key.name in given
+            else raw.get(key.legacy, key.default)
+            if key.legacy is not None
+            else key.default
             for key in SENDER_KEYS
         }
 

@@ -39,7 +39,8 @@ def sender_table() -> str:
     ]
     for key in SENDER_KEYS:
         shown = key.shown or f"`{python_literal(key.default)}`"
-        rows.append(f'| `"{key.name}"` | {shown} | {key.doc} | `{key.legacy}` |')
+        legacy = f"`{key.legacy}`" if key.legacy else "(new)"
+        rows.append(f'| `"{key.name}"` | {shown} | {key.doc} | {legacy} |')
     return "\n".join(rows)
 
 

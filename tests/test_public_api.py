@@ -85,6 +85,7 @@ def test_every_exception_class_of_the_package_lives_in_exceptions_py():
         "MetricsRefused": "exceptions.py",
         "MissingPermission": "exceptions.py",
         "NoDayKeys": "exceptions.py",
+        "NotReplicated": "exceptions.py",
         "PortTaken": "exceptions.py",
     }
 

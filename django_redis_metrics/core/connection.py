@@ -21,12 +21,14 @@ import redis.asyncio
 import redis.asyncio.cluster
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
 from redis.exceptions import NoPermissionError, RedisClusterException, RedisError, ResponseError
 from redis.retry import Retry
 
-from ..conf import conf
+from ..conf import DEFAULTS, SETTING_NAME, conf
 from ..exceptions import MissingPermission
 from . import sentinel
 
@@ -92,9 +94,16 @@ def using_client(client: RedisClient) -> Iterator[None]:
         _override.reset(token)
 
 
+#: The last ``(setting object, client)`` :func:`get_redis_connection` answered for a URL: every
+#: write asks, and working the client out again costs more than the write's own packing.
+#: Forgotten when the setting object changes, in a forked child and by ``reset_connections``.
+_last_url_client: list[tuple[object, RedisClient]] = []
+
+
 def _after_fork_in_child() -> None:
     global _lock
     _lock = threading.Lock()  # the parent's may have been held by another thread
+    _last_url_client.clear()  # the parent's pool: the child makes its own
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -113,12 +122,25 @@ def get_redis_connection() -> RedisClient:
     override = _override.get()
     if override is not None:
         return override
-    current = conf.current()  # one read of the setting, not one per key: this is a hot path
+    raw = conf.raw
+    last = _last_url_client
+    if last and last[0][0] is raw:
+        return last[0][1]
+    current = {**DEFAULTS, **raw}  # one read of the setting, not one per key: a hot path
     target = str(current["CONNECTION"])
-    if not is_url(target):
+    if not is_url(target):  # an alias: django-redis and Django say which client, every time
         return _cache_alias_client(target)
     timeouts = (float(current["SOCKET_TIMEOUT"]), float(current["SOCKET_CONNECT_TIMEOUT"]))
-    return _cached((target, bool(current["CLUSTER"]), *timeouts, True))
+    client = _cached((target, bool(current["CLUSTER"]), *timeouts, True))
+    _last_url_client[:] = [(raw, client)]
+    return client
+
+
+@receiver(setting_changed)
+def _forget_last_url_client(*, setting: str, **kwargs: Any) -> None:
+    """A setting object changed in place and announced (``override_settings`` replaces it)."""
+    if setting == SETTING_NAME:
+        _last_url_client.clear()
 
 
 def fail_fast_connection() -> RedisClient:
@@ -228,6 +250,7 @@ def reset_connections(*, fail_fast_only: bool = False) -> None:
     """Forget the cached clients (their pools are disconnected): every one, or only those of
     :func:`fail_fast_connection`; for tests."""
     with _lock:
+        _last_url_client.clear()
         chosen = [key for key in _clients if not (fail_fast_only and key[-1])]
         clients = [_clients.pop(key) for key in chosen]
     for client in clients:

@@ -50,6 +50,8 @@ def sink() -> Sink:
 def check_defer(defer: object, batch: object) -> bool:
     """``defer`` as a bool, refusing non-bools, a ``batch`` that is not a :class:`Batch`, and
     ``defer=True`` together with a batch: before anything runs or is written."""
+    if defer is False and (batch is None or type(batch) is Batch):  # the usual calls, at once
+        return False
     if not isinstance(defer, bool):
         raise TypeError(f"defer must be True or False, not {shown(defer)}.")
     if batch is not None:

@@ -124,6 +124,16 @@ def _send_direct(client: redis.Redis, calls: Sequence[ScriptCall]) -> list[Any]:
     return _on_pooled_connection(client, commands, lambda connection, _: connection.read_response())
 
 
+def on_one_connection(client: RedisClient, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
+    """``commands`` in one packed request on one pooled connection, each reply parsed as the
+    client parses it (an error reply kept as its exception): for commands whose meaning
+    depends on the connection, such as ``WAIT`` after a write. Single node (or Sentinel)
+    only: a ``TypeError`` for a cluster client."""
+    if not isinstance(client, redis.Redis):
+        raise TypeError("Commands on one connection need a single-node or Sentinel client.")
+    return _on_pooled_connection(client, commands, client.parse_response)
+
+
 def _on_pooled_connection(
     client: redis.Redis, commands: Sequence[tuple[Any, ...]], read: Callable[[Any, str], Any]
 ) -> list[Any]:
@@ -170,8 +180,7 @@ def _read_direct(client: redis.Redis, ops: Sequence[Op], raise_on_error: bool) -
     one server, retries included, without a ``Pipeline``'s per-command bookkeeping (a read of a
     counter costs its caller about a third less): one packed request, every reply read and
     parsed as the client parses it (error replies as exceptions, the first raised if asked)."""
-    commands = [(DIRECT_READS[op.method], *op.args) for op in ops]
-    answers = _on_pooled_connection(client, commands, client.parse_response)
+    answers = on_one_connection(client, [(DIRECT_READS[op.method], *op.args) for op in ops])
     if raise_on_error:
         for answer in answers:
             if isinstance(answer, ResponseError):

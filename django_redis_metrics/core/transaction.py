@@ -11,19 +11,31 @@ the script's way, which reports errors the usual way.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
-from collections.abc import Sequence
-from typing import Any
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
 
 import redis
+import redis.asyncio
 from redis.exceptions import ConnectionError, ResponseError, TimeoutError
 
 from .connection import RedisClient
+
+#: A plain pooled single-node client, the only kind :func:`supports` admits.
+PlainClient: TypeAlias = redis.Redis
 
 
 def supports(client: RedisClient) -> bool:
     """Whether :func:`set_bit_if_present` may run on ``client``: a plain pooled single node."""
     return type(client) is redis.Redis and client.connection is None
+
+
+def supports_async(client: object) -> bool:
+    """Whether :func:`asend_incr` may run on ``client``: a plain pooled async single node."""
+    return type(client) is redis.asyncio.Redis and client.connection is None
 
 
 def _bulk(value: bytes) -> bytes:
@@ -84,7 +96,7 @@ def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) ->
         head, setbits = _template("SETBIT", keys, None, connection)
         tail = _bulk(b"%d" % offset) + b"$1\r\n1\r\n"
         setbit_commands = (setbit + tail for setbit in setbits)
-        request = b"".join((head, *setbit_commands, b"*1\r\n$4\r\nEXEC\r\n"))
+        request = b"".join((head, *setbit_commands, EXEC))
         connection.send_packed_command([request])
         failed = False
         for _ in range(replies_expected):
@@ -113,12 +125,102 @@ def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) ->
     return bool(replies[0] == len(keys))
 
 
+#: Per connection pool, the server and database it talks to (:func:`where`).
+_places: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def where(client: redis.Redis) -> str:
+    """The server and database a plain single-node ``client`` talks to, for what a process
+    remembers of the keys there (a mistaken server only costs the caller a repair)."""
+    pool = client.connection_pool
+    found = _places.get(pool)
+    if found is None:
+        kwargs = pool.connection_kwargs
+        place = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+        found = _places[pool] = f"{place}/{kwargs.get('db', 0)}"
+    return found
+
+
+def packed(connection: Any, *args: Any) -> bytes:
+    """One command as ``connection`` packs it (with hiredis, keys as UTF-8)."""
+    return b"".join(connection.pack_command(*args))
+
+
+#: ``MULTI`` packed: where every request of :func:`exec_packed` starts.
+MULTI = b"*1\r\n$5\r\nMULTI\r\n"
+#: ``EXEC`` packed: where every transaction's request ends.
+EXEC = b"*1\r\n$4\r\nEXEC\r\n"
+
+
+def exec_packed(client: redis.Redis, build: Callable[[Any], bytes], count: int) -> list[Any] | None:
+    """``MULTI``, the ``count`` commands ``build(connection)`` packs (after :data:`MULTI`),
+    ``EXEC``, in one round trip on a pooled connection; returns EXEC's replies (each command's
+    result or its :class:`ResponseError`: a transaction runs every command it queued).
+
+    ``None`` when nothing ran: the request could not be sent (the connection is dropped), or
+    Redis refused a command while queuing it (EXECABORT, under ``maxmemory``); the caller then
+    goes the script's way. A write is not idempotent: once the request was sent, a failure to
+    read the answer raises (as any write of the client does), it is never sent again."""
+    pool = client.connection_pool
+    connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
+    try:
+        request = build(connection) + EXEC
+        try:
+            connection.send_packed_command([request])
+        except (ConnectionError, TimeoutError, OSError):
+            connection.disconnect()
+            return None
+        replies = _read_replies(connection, count + 2)  # "OK", "QUEUED" per command, EXEC's
+    except BaseException:
+        connection.disconnect()
+        raise
+    finally:
+        pool.release(connection)
+    return _checked(replies, count)
+
+
+class IncrRequest:
+    """The request of ``MULTI; EXISTS keys; HINCRBY key field amount`` for each of ``fields``;
+    ``EXEC`` for one set of keys and fields (a counter's slices while they stay its latest):
+    packed once per packer, the request of an amount of 1, the usual one, kept whole."""
+
+    __slots__ = ("_packed", "fields", "keys")
+
+    def __init__(self, keys: Sequence[str], fields: Sequence[tuple[str, str]]) -> None:
+        self.keys, self.fields = tuple(keys), tuple(fields)
+        #: (packer type, head, each HINCRBY up to its amount, the whole request of 1): one
+        #: tuple, replaced whole, so threads sharing the request never see half of it.
+        self._packed: tuple[type, bytes, tuple[bytes, ...], bytes] | None = None
+
+    def request(self, connection: Any, amount: int) -> bytes:
+        """The packed request adding ``amount``, by ``connection``'s packer."""
+        packer = type(getattr(connection, "_command_packer", connection))
+        packed = self._packed
+        if packed is None or packed[0] is not packer:
+            head, incrs = _template("HINCRBY", self.keys, self.fields, connection)
+            packed = self._packed = (packer, head, incrs, _incr_request(head, incrs, 1))
+        if amount == 1:
+            return packed[3]
+        return _incr_request(packed[1], packed[2], amount)
+
+
+def _incr_request(head: bytes, incrs: Sequence[bytes], amount: int) -> bytes:
+    tail = _bulk(b"%d" % amount)
+    return b"".join((head, *(incr + tail for incr in incrs), EXEC))
+
+
 def incr_if_present(
     client: redis.Redis, keys: Sequence[str], fields: Sequence[tuple[str, str]], amount: int
 ) -> list[Any] | None:
     """``MULTI; EXISTS keys; HINCRBY key field amount`` for each of ``fields``; ``EXEC``, in one
-    round trip; returns EXEC's replies (the number of ``keys`` that existed, then each HINCRBY's
-    result or its :class:`ResponseError`: a transaction runs every command it queued).
+    round trip (:func:`send_incr`)."""
+    return send_incr(client, IncrRequest(keys, fields), amount)
+
+
+def send_incr(client: redis.Redis, request: IncrRequest, amount: int) -> list[Any] | None:
+    """``request`` adding ``amount``, in one round trip; returns EXEC's replies (the number of
+    its keys that existed, then each HINCRBY's result or its :class:`ResponseError`: a
+    transaction runs every command it queued).
 
     ``None`` when nothing ran: the request could not be sent (the connection is dropped), or
     Redis refused a command while queuing it (EXECABORT, under ``maxmemory``); the caller then
@@ -126,27 +228,99 @@ def incr_if_present(
     to read the answer raises (as any write of the client does), it is never sent again."""
     pool = client.connection_pool
     connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
+    fields = len(request.fields)
     try:
-        head, incrs = _template("HINCRBY", keys, fields, connection)
-        tail = _bulk(b"%d" % amount)
-        request = b"".join((head, *(incr + tail for incr in incrs), b"*1\r\n$4\r\nEXEC\r\n"))
         try:
-            connection.send_packed_command([request])
+            connection.send_packed_command([request.request(connection, amount)])
         except (ConnectionError, TimeoutError, OSError):
             connection.disconnect()
             return None
-        for _ in range(len(fields) + 2):  # "OK", then "QUEUED" per command
-            with contextlib.suppress(ResponseError):
-                connection.read_response()
-        try:
-            replies = connection.read_response()
-        except ResponseError:  # EXECABORT: a command was refused while queued, none ran
-            return None
+        replies = _read_replies(connection, fields + 3)  # "OK", "QUEUED" per command, EXEC's
     except BaseException:
         connection.disconnect()
         raise
     finally:
         pool.release(connection)
-    if not isinstance(replies, list) or len(replies) != len(fields) + 1:
-        raise ResponseError(f"Unexpected reply to a counter's transaction: {replies!r}")
+    return _checked(replies, fields + 1)
+
+
+async def asend_incr(
+    client: redis.asyncio.Redis, request: IncrRequest, amount: int
+) -> list[Any] | None:
+    """:func:`send_incr` on an async client (its replies read the usual way)."""
+    pool = client.connection_pool
+    connection: Any = await pool.get_connection()  # type: ignore[no-untyped-call]
+    fields = len(request.fields)
+    replies: Any = None
+    try:
+        try:
+            await connection.send_packed_command([request.request(connection, amount)])
+        except (ConnectionError, TimeoutError, OSError):
+            await connection.disconnect()
+            return None
+        for _ in range(fields + 3):  # "OK", "QUEUED" per command, EXEC's
+            try:
+                replies = await connection.read_response()
+            except ResponseError as error:
+                replies = error
+    except BaseException:
+        await connection.disconnect()
+        raise
+    finally:
+        await pool.release(connection)
+    return _checked(replies, fields + 1)
+
+
+def _checked(replies: Any, count: int) -> list[Any] | None:
+    """EXEC's reply to ``count`` queued commands, or ``None`` for EXECABORT."""
+    if isinstance(replies, ResponseError):  # EXECABORT: a command was refused while queued
+        return None
+    if not isinstance(replies, list) or len(replies) != count:
+        raise ResponseError(f"Unexpected reply to a transaction: {replies!r}")
     return replies
+
+
+def _read_replies(connection: Any, count: int) -> Any:
+    """The last of ``count`` replies, error replies returned rather than raised.
+
+    ``Connection.read_response`` costs about a microsecond a reply around the parsing (its
+    error text, health-check clock, push checks) and a transaction answers ``fields + 3`` times:
+    the replies, which come in one packet, are taken from the connection's hiredis reader one
+    after another (RESP2: no push message can come between them), else from its parser, else
+    (a connection without one: a caching proxy) read the usual way. Socket failures raise as
+    ``Connection.read_response`` raises them."""
+    parser = getattr(connection, "_parser", None)
+    if parser is None:
+        return _read_plainly(connection, count)
+    reader = getattr(parser, "_reader", None)
+    try:
+        if reader is None or str(connection.protocol) == "3":
+            for _ in range(count - 1):
+                parser.read_response()
+            reply = parser.read_response()
+        else:
+            gets = reader.gets
+            for _ in range(count):
+                reply = gets()
+                while reply is False:  # hiredis: not enough data yet
+                    parser.read_from_socket()
+                    reply = gets()
+                if isinstance(reply, ConnectionError):  # as the parser raises it
+                    raise reply
+    except builtins.TimeoutError as error:  # socket.timeout
+        raise TimeoutError("Timeout reading a transaction's replies") from error
+    except OSError as error:
+        raise ConnectionError(f"Error reading a transaction's replies: {error.args}") from error
+    if connection.health_check_interval:
+        connection.next_health_check = time.monotonic() + connection.health_check_interval
+    return reply
+
+
+def _read_plainly(connection: Any, count: int) -> Any:
+    for _ in range(count - 1):
+        with contextlib.suppress(ResponseError):
+            connection.read_response()
+    try:
+        return connection.read_response()
+    except ResponseError as error:
+        return error

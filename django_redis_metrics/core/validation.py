@@ -120,6 +120,15 @@ def positive_count(value: object) -> int:
     return positive_int(value, "the value")
 
 
+#: Most replicas the sender may wait for (``SENDER["REPLICAS"]``).
+MAX_REPLICAS = 16
+
+
+def replica_count(value: object) -> int:
+    """An int of replicas from 0 to ``MAX_REPLICAS``."""
+    return integer(value, "the value", minimum=0, maximum=MAX_REPLICAS)
+
+
 #: Highest cap on a labelled metric's series (``MAX_SERIES``, ``max_series=``).
 MAX_SERIES_LIMIT = 100_000
 

@@ -18,13 +18,15 @@ leaves them, only not in the same round trip. An error reply (a key of another t
 overflow) has the increments that ran taken back in one more transaction and returns ``False``:
 the caller sends the script, which refuses the write as always.
 
-Only for a plain single-node client (``core/transaction.py``); on a cluster, in a ``Batch``, for
-``defer=True`` and for async writes the script runs as before.
+Only for a plain single-node client, sync or async (``core/transaction.py``: ``aincr`` awaits
+the same transaction); on a cluster, in a ``Batch`` and for ``defer=True`` the script runs as
+before.
 
 In a ``Batch``, the increments of one counter queued one after another are sent as one call in
 the script's general form instead (:func:`folded`): one upkeep per precision for all the slices
 they open, where one call each would pay it per slice. They fold while their finest slices fall
-in one block of ``LISTPACK_ENTRIES - samples`` (so a hash never holds more fields than stay in
+in one block (``counter/plan.py``: at most ``FOLD_SLICES``, and at most the server's own
+``hash-max-listpack-entries`` less the samples, so a hash never holds more fields than stay in
 Redis' compact encoding before the call trims it) and their pairs within
 ``Counter.MAX_PAIRS_PER_CALL``. The sender's batches are not folded (its calls are numbered
 one by one, ``sending/``).
@@ -33,16 +35,18 @@ one by one, ``sending/``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import ResponseError
 
 from ..core import catalogue, transaction
-from ..core.batch import FoldableCall, ScriptCall, run_calls
-from ..core.connection import AnyRedisClient, RedisClient
+from ..core.batch import ScriptCall, calls_steps, run_calls
+from ..core.connection import AnyRedisClient, AsyncRedisClient, RedisClient
+from ..core.drive import adrive
 from ..core.keys import catalogue_key
-from ..core.retention import LISTPACK_ENTRIES, MAX_AHEAD
+from ..core.retention import MAX_AHEAD
 from ..core.scripts import ScriptLibrary
 from ..core.steps import Steps
 from .keys import KIND
@@ -54,77 +58,69 @@ script = ScriptLibrary(__name__.rpartition(".")[0])
 
 #: A counter as this module knows it: server, key base, samples, precisions.
 Fact = tuple[str, str, int, tuple[int, ...]]
-#: A counter's samples and precisions, its settings read once per write.
-Shape = tuple[int, tuple[int, ...]]
+
+
+@dataclass(slots=True)
+class Opened:
+    """The latest slices a script call of this process opened for one counter: their starts,
+    the instants ``[low, high)`` whose slices they are at every precision, and the request of
+    the transaction adding to them (packed at its first use)."""
+
+    starts: tuple[int, ...]
+    low: int
+    high: int
+    request: transaction.IncrRequest
+
+    @property
+    def fields_base(self) -> str:
+        """The counter's key base (its meta key without ``:meta``)."""
+        return self.request.keys[0].removesuffix(":meta")
+
 
 #: Counters whose latest slices a script call of this process opened (or added to), with those
-#: slice starts; bounded, as a cache: forgetting one costs one script call.
+#: slices; bounded, as a cache: forgetting one costs one script call.
 OPENED_SIZE = 10_000
-_opened: dict[Fact, tuple[int, ...]] = {}
+_opened: dict[Fact, Opened] = {}
 
 
 def fact_of(client: RedisClient, base: str, samples: int, precisions: Sequence[int]) -> Fact:
     """What :data:`_opened` is keyed by (``client`` a plain single-node one: its pool says which
     server it talks to; a mistaken server only costs a repair, as ``EXISTS`` and the replies
     tell what Redis really holds)."""
-    kwargs = client.connection_pool.connection_kwargs  # type: ignore[union-attr]
-    where = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
-    return f"{where}/{kwargs.get('db', 0)}", base, samples, tuple(precisions)
+    return transaction.where(client), base, samples, tuple(precisions)  # type: ignore[arg-type]
 
 
 def record(fact: Fact, starts: tuple[int, ...]) -> None:
     """A script call wrote to ``starts`` (and listed the counter): later increments of the same
     slices may take the transaction."""
-    if fact not in _opened and len(_opened) >= OPENED_SIZE:
+    known = _opened.get(fact)
+    if known is not None and known.starts == starts:
+        return
+    if known is None and len(_opened) >= OPENED_SIZE:
         _opened.clear()
-    _opened[fact] = starts
-
-
-def one_call(
-    counter: Counter,
-    client: AnyRedisClient,
-    shape: Shape,
-    keys: list[str],
-    args: list[str | int],
-    base: str,
-    starts: tuple[int, ...],
-) -> FoldableCall:
-    """The short-form script call of one increment (``Counter._incr_one_call``'s ``keys`` and
-    ``args``): its follow-up records the slices it opened; queued on a ``Batch``, it folds with
-    the increments of the same counter queued right after it (:func:`folded`)."""
-    samples, precisions = shape
-    most = counter.MAX_PAIRS_PER_CALL // len(precisions)
-    # A hash stays compact while the slices a call adds before trimming fit beside its samples:
-    # increments fold while their finest slices fall in one block of that many.
-    finest = min(precisions)
-    block = finest * max(1, LISTPACK_ENTRIES - samples)
-    here = starts[precisions.index(finest)] // block
-    return FoldableCall(
-        script("counter_incr"),
-        keys,
-        args,
-        follow_up(counter, client, shape, base, starts),
-        fold_key=(*keys, samples, here),
-        fold=partial(folded, counter, client),
-        fold_most=most,
-    )
+    base, precisions = fact[1], fact[3]
+    meta = f"{base}:meta"
+    keys = [meta, *(f"{base}:{p}" for p in precisions)]
+    fields = [(key, str(start)) for key, start in zip(keys[1:], starts, strict=True)]
+    fields.append((meta, "t"))
+    high = min(start + precision for start, precision in zip(starts, precisions, strict=True))
+    _opened[fact] = Opened(starts, max(starts), high, transaction.IncrRequest(keys, fields))
 
 
 def follow_up(
-    counter: Counter, client: AnyRedisClient, shape: Shape, base: str, starts: tuple[int, ...]
+    counter: Counter, client: AnyRedisClient, fact: Fact | None, starts: tuple[int, ...]
 ) -> Callable[[Any], Steps[None]]:
     """The follow-up of a short-form script call writing to ``starts``: the counter listed if
-    need be, and, on a plain single-node client, its slices recorded as opened."""
-    if not transaction.supports(client):  # type: ignore[arg-type]
+    need be, and, where the fast path runs (``fact``), its slices recorded as opened."""
+    if fact is None:
         return counter._listing_steps
-    fact = fact_of(client, base, *shape)  # type: ignore[arg-type]
+    return partial(_recorded, counter, fact, starts)
 
-    def then(unlisted: Any) -> Steps[None]:
-        if not int(unlisted):
-            record(fact, starts)
-        yield from counter._listing_steps(unlisted)
 
-    return then
+def _recorded(counter: Counter, fact: Fact, starts: tuple[int, ...], unlisted: Any) -> Steps[None]:
+    if not int(unlisted):
+        record(fact, starts)
+    yield from counter._listing_steps(unlisted)
 
 
 def forget_all() -> None:
@@ -132,40 +128,82 @@ def forget_all() -> None:
     _opened.clear()
 
 
-def try_incr(
-    counter: Counter,
-    client: RedisClient,
-    shape: Shape,
-    base: str,
-    starts: tuple[int, ...],
-    count: int,
-) -> bool:
-    """Add ``count`` to the slices ``starts`` (one per precision, in order) of ``counter``, whose
-    keys start with ``base``, as a bare transaction, if this process saw a script call accept
-    those very slices; whether it did (``False``: the caller sends the script)."""
-    if count == 0 or not transaction.supports(client):  # 0: a new slice would look like it
-        return False
-    fact = fact_of(client, base, *shape)
-    if _opened.get(fact) != starts:
-        return False
-    meta = f"{base}:meta"
-    keys = [meta, *(f"{base}:{p}" for p in fact[3])]
-    fields = [(key, str(start)) for key, start in zip(keys[1:], starts, strict=True)]
-    fields.append((meta, "t"))
-    replies = transaction.incr_if_present(client, keys, fields, count)  # type: ignore[arg-type]
-    if replies is None:
-        return False
+def _ready(fact: Fact | None, timestamp: float, count: int) -> Opened | None:
+    """The opened slices an increment of ``count`` at ``timestamp`` may add to, if any."""
+    if fact is None or count == 0:  # 0: a new slice would look like it
+        return None
+    opened = _opened.get(fact)
+    if opened is None or not opened.low <= timestamp < opened.high:
+        return None
+    return opened
+
+
+#: What the transaction's replies call for: nothing, the take-back of an error, a repair.
+DONE, ERROR = "", "error"
+
+
+def _verdict(fact: Fact, opened: Opened, replies: list[Any], count: int) -> str:
+    """:data:`DONE`, :data:`ERROR` (the fact forgotten), or the repair's flags."""
     results = replies[1:]
+    keys = len(opened.request.keys)
+    if replies[0] == keys and count not in results and set(map(type, results)) == {int}:
+        return DONE  # the steady case: every key there, no slice made here, no error
     if any(isinstance(result, ResponseError) for result in results):
         _opened.pop(fact, None)
-        _take_back(client, fields, results, count)
-        return False
-    missing = replies[0] != len(keys)
+        return ERROR
+    missing = replies[0] != keys
     flags = "".join(_flag(result == count, missing) for result in results[:-1])
     if missing and results[-1] == count:  # the meta hash may have been made here: all upkeep
-        flags = "2" * len(starts)
-    if flags.strip("0"):
-        run_calls(client, [repair_call(counter, client, base, count, starts, flags)])
+        flags = "2" * len(opened.starts)
+    return flags if flags.strip("0") else DONE
+
+
+def try_incr(
+    counter: Counter, client: RedisClient, fact: Fact | None, timestamp: float, count: int
+) -> bool:
+    """Add ``count`` to the slices of ``timestamp`` of ``counter`` (its fast path key ``fact``,
+    ``None`` where it never runs) as a bare transaction, if this process saw a script call
+    accept those very slices; whether it did (``False``: the caller sends the script)."""
+    opened = _ready(fact, timestamp, count)
+    if opened is None:
+        return False
+    replies = transaction.send_incr(client, opened.request, count)  # type: ignore[arg-type]
+    if replies is None:
+        return False
+    verdict = _verdict(fact, opened, replies, count)  # type: ignore[arg-type]
+    if verdict == ERROR:
+        ran = _ran(opened.request.fields, replies[1:])
+        if ran and transaction.incr_if_present(client, [ran[0][0]], ran, -count) is None:  # type: ignore[arg-type]
+            raise ResponseError(TAKE_BACK_FAILED)
+        return False
+    if verdict:
+        call = repair_call(counter, client, opened.fields_base, count, opened.starts, verdict)
+        run_calls(client, [call])
+    return True
+
+
+async def atry_incr(
+    counter: Counter, client: AsyncRedisClient, fact: Fact | None, timestamp: float, count: int
+) -> bool:
+    """:func:`try_incr` on an async client (a plain single node, ``fact`` says)."""
+    opened = _ready(fact, timestamp, count)
+    if opened is None:
+        return False
+    plain: Any = client
+    replies = await transaction.asend_incr(plain, opened.request, count)
+    if replies is None:
+        return False
+    verdict = _verdict(fact, opened, replies, count)  # type: ignore[arg-type]
+    if verdict == ERROR:
+        ran = _ran(opened.request.fields, replies[1:])
+        if ran:
+            back = transaction.IncrRequest([ran[0][0]], ran)
+            if await transaction.asend_incr(plain, back, -count) is None:
+                raise ResponseError(TAKE_BACK_FAILED)
+        return False
+    if verdict:
+        call = repair_call(counter, client, opened.fields_base, count, opened.starts, verdict)
+        await adrive(calls_steps([call]), client)
     return True
 
 
@@ -194,19 +232,18 @@ def repair_call(
     return ScriptCall(script("counter_incr"), keys, args, counter._listing_steps)
 
 
-def _take_back(
-    client: RedisClient, fields: Sequence[tuple[str, str]], results: Sequence[Any], count: int
-) -> None:
-    """Undo the increments of a transaction that met an error reply: ``HINCRBY -count`` of each
-    that ran, in one more transaction (none touches a key that refused its increment)."""
-    ran = [
+TAKE_BACK_FAILED = "A counter's increments could not be taken back after an error reply."
+
+
+def _ran(fields: Sequence[tuple[str, str]], results: Sequence[Any]) -> list[tuple[str, str]]:
+    """The fields of a transaction that met an error reply whose increments ran, to take back
+    with ``HINCRBY -count`` in one more transaction (none touches a key that refused its
+    increment)."""
+    return [
         field
         for field, result in zip(fields, results, strict=True)
         if not isinstance(result, ResponseError)
     ]
-    plain: Any = client  # a plain single-node client: try_incr checked
-    if ran and transaction.incr_if_present(plain, [ran[0][0]], ran, -count) is None:
-        raise ResponseError("A counter's increments could not be taken back after an error reply.")
 
 
 def folded(counter: Counter, client: AnyRedisClient, calls: Sequence[ScriptCall]) -> ScriptCall:
@@ -214,13 +251,13 @@ def folded(counter: Counter, client: AnyRedisClient, calls: Sequence[ScriptCall]
     ``Counter._incr_one_call``) as one call in the script's general form: their counts summed
     per slice, one upkeep per precision for all the slices they open (``core.batch.fold_calls``:
     refused as a whole, they are sent again one by one)."""
-    precisions = counter.precisions
-    slices: dict[int, dict[int, int]] = {p: {} for p in precisions}
-    total = 0
-    for call in calls:
-        count = int(call.args[4])
-        total += count
-        for precision, start in zip(precisions, call.args[7:], strict=True):
-            at = slices[precision]
-            at[int(start)] = at.get(int(start), 0) + count
-    return counter._incr_call(slices, client, total)
+    counts = [int(call.args[4]) for call in calls]
+    # Each precision's slice starts, call by call (ints: ``WritePlan.call`` made them).
+    columns: Any = zip(*(call.args[7:] for call in calls), strict=True)
+    slices: dict[int, dict[int, int]] = {}
+    for precision, column in zip(counter.precisions, columns, strict=True):
+        at: dict[int, int] = {}
+        slices[precision] = at
+        for start, count in zip(column, counts, strict=True):
+            at[start] = at.get(start, 0) + count
+    return counter._incr_call(slices, client, sum(counts))

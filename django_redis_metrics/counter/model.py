@@ -10,14 +10,14 @@ catalogue lists the counters.
 
 from __future__ import annotations
 
-import math
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
 from ..archive.history import HistoryReads
 from ..core import catalogue, deferral
-from ..core.aio import get_async_connection
+from ..core.aio import ConnectionSlot, get_async_connection
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, get_redis_connection
 from ..core.drive import adrive, drive
@@ -33,6 +33,7 @@ from ..core.timeutil import When, slice_start, to_timestamp
 from ..core.validation import integer, shown
 from . import fast, reading
 from .keys import KIND
+from .plan import write_plan
 
 script = ScriptLibrary(__name__.rpartition(".")[0])
 
@@ -92,6 +93,13 @@ class Counter(HistoryReads, SlicedMetric):
         super().__init__(name, precisions, samples, labels=labels, max_series=max_series)
         self.shards = validate_shards(shards, self.label_names, f"{self.LABEL} {self.name!r}")
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The counter's configuration, for pickling and copies: without its write plan
+        (``counter/plan.py``), which holds a client and is made again on the next write."""
+        state = dict(self.__dict__)
+        state.pop("_write_plan", None)
+        return state
+
     def _describe(self) -> str:
         described = super()._describe()
         return described if self.shards == 1 else f"{described} shards={self.shards}"
@@ -115,11 +123,11 @@ class Counter(HistoryReads, SlicedMetric):
             deferral.sink().incr(self, count, timestamp)
             return
         client = get_redis_connection()
-        shape = self.samples, self.precisions  # the settings read once per write
+        plan = write_plan(self, client)  # what depends on the settings, worked out once
         if batch is not None:
-            batch.add(self._incr_one_call(count, timestamp, client, shape))
-        elif not fast.try_incr(self, client, shape, *self._starts(timestamp, shape), count):
-            run_calls(client, [self._incr_one_call(count, timestamp, client, shape)])
+            batch.add(plan.call(self, count, timestamp, fold=True))
+        elif not fast.try_incr(self, client, plan.fact, timestamp, count):
+            run_calls(client, [plan.call(self, count, timestamp, fold=False)])
 
     @admitted
     def incr_many(self, increments: Iterable[tuple[When, int]]) -> int:
@@ -133,8 +141,12 @@ class Counter(HistoryReads, SlicedMetric):
 
     @staticmethod
     def _checked(count: object, when: When) -> tuple[int, float]:
-        """An increment's validated count and timestamp."""
-        return validate_count(count), to_timestamp(when)
+        """An increment's validated count and timestamp (the usual ones checked first)."""
+        if type(count) is not int or not -MAX_COUNT <= count <= MAX_COUNT:
+            count = validate_count(count)
+        if when is None:
+            return count, time.time()
+        return count, to_timestamp(when)
 
     def _slices_of(self, count: int, timestamp: float) -> dict[int, dict[int, int]]:
         """The slice of ``timestamp`` at every precision, with ``count``."""
@@ -189,35 +201,13 @@ class Counter(HistoryReads, SlicedMetric):
             keys.append(catalogue_key(KIND))
         return ScriptCall(script("counter_incr"), keys, args, self._listing_steps)
 
-    def _starts(self, timestamp: float, shape: fast.Shape) -> tuple[str, tuple[int, ...]]:
-        """The key base and the slice start of ``timestamp`` at each precision of ``shape``."""
-        second = math.floor(timestamp)
-        return metric_key(KIND, self.name), tuple(second - second % p for p in shape[1])
-
-    def _incr_one_call(
-        self, count: int, timestamp: float, client: AnyRedisClient, shape: fast.Shape | None = None
-    ) -> ScriptCall:
+    def _incr_one_call(self, count: int, timestamp: float, client: AnyRedisClient) -> ScriptCall:
         """The script call of one increment, in the script's short form: the latest slice
         start, then the slice start at each precision, in key order (14 arguments for 7
         precisions, where the general form takes 34: building, packing and parsing them is
         much of a call's cost). Its reply lets the next increments of these slices take the
         transaction fast path (``fast.py``)."""
-        inline = catalogue.inline_catalogue(client)
-        shape = shape or (self.samples, self.precisions)
-        base, starts = self._starts(timestamp, shape)
-        keys: list[str] = [f"{base}:meta", *(f"{base}:{p}" for p in shape[1])]
-        args: list[str | int] = [self.name, shape[0], int(inline), MAX_AHEAD, count, "*"]
-        args.append(max(starts))  # the latest, compared with the Redis clock first
-        args += starts
-        if inline:
-            keys.append(catalogue_key(KIND))
-        return fast.one_call(self, client, shape, keys, args, base, starts)
-
-    def _incr_steps(self, client: AnyRedisClient, count: object, when: When) -> Steps[None]:
-        """``incr``'s write, checked, as steps (``client`` tells whether the script lists the
-        counter itself)."""
-        count, timestamp = self._checked(count, when)
-        yield from calls_steps([self._incr_one_call(count, timestamp, client)])
+        return write_plan(self, client).call(self, count, timestamp, fold=False)
 
     def _incr_many_steps(
         self, client: AnyRedisClient, increments: Iterable[tuple[When, int]]
@@ -230,10 +220,17 @@ class Counter(HistoryReads, SlicedMetric):
 
     @aadmitted
     async def aincr(self, count: int = 1, when: When = None) -> None:
-        """``incr`` awaited: one atomic round trip. (``incr(defer=True)`` never waits on Redis
-        either, and suits async views as well.)"""
+        """``incr`` awaited: one atomic round trip, the transaction of ``incr``'s fast path
+        where it applies. (``incr(defer=True)`` never waits on Redis either, and suits async
+        views as well.)"""
+        count, timestamp = self._checked(count, when)
         client = get_async_connection()
-        await adrive(self._incr_steps(client, count, when), client)
+        plan = write_plan(self, client)
+        async with ConnectionSlot(client):
+            if await fast.atry_incr(self, client, plan.fact, timestamp, count):
+                return
+            call = plan.call(self, count, timestamp, fold=False)
+            await adrive(calls_steps([call]), client)
 
     @aadmitted
     async def aincr_many(self, increments: Iterable[tuple[When, int]]) -> int:

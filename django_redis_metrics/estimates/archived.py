@@ -80,12 +80,17 @@ def archived_count_steps(
     if series and held:
         gets = [Op("get", metric_key(KIND, s, p.name, p.suffix)) for s in series for p in held]
         values += [v for v in checked((yield from pipelined_steps(gets))) if v]
-    values += registers
-    if not values:
+    return (yield from registers_count_steps(name, [*values, *registers], count))
+
+
+def registers_count_steps(name: str, registers: Sequence[bytes], count: Any) -> Steps[int]:
+    """Distinct items of the union of ``registers`` (HyperLogLogs), counted in Redis: each
+    written to a temporary key of ``name``'s slot, counted by ``count(keys, home)``, removed."""
+    if not registers:
         return 0
     token = uuid.uuid4().hex
-    temps = [temp_key(KIND, name, f"archived:{token}:{i}") for i in range(len(values))]
-    yield Pipe([Op("set", t, v, px=TEMP_TTL_MS) for t, v in zip(temps, values, strict=True)])
+    temps = [temp_key(KIND, name, f"archived:{token}:{i}") for i in range(len(registers))]
+    yield Pipe([Op("set", t, v, px=TEMP_TTL_MS) for t, v in zip(temps, registers, strict=True)])
     answer = int((yield from count(temps, name)))
     yield Op("unlink", *temps)  # one slot: the estimate's
     return answer

@@ -23,8 +23,9 @@ from ..core.labels.uniting import checked
 from ..core.periods import Period
 from ..core.steps import Steps
 from ..core.timeutil import When, to_timestamp
-from .archived import split_archived
+from .archived import MAX_ARCHIVED_REGISTERS, registers_count_steps, split_archived
 from .keys import KIND
+from .query import count_keys_steps
 
 
 class EstimateHistory:
@@ -68,14 +69,40 @@ class EstimateHistory:
 
     def _archived_counts(self, gone: Sequence[Period]) -> list[int]:
         """The archived count of each of ``gone``: a single series' row as it is, several
-        series' rows united in Redis (``count()``), none as 0."""
+        series' rows united in Redis from their registers, none as 0. The unions are counted
+        together, a shared pipeline per round trip, in batches of at most
+        ``MAX_ARCHIVED_REGISTERS`` registers (one query of the archive each)."""
         from ..archive.reading import archived_rows
 
         if not gone:
             return []
-        rows = archived_rows(KIND, self.name, gone[0].name, [int(p.start_ts) for p in gone])
-        counts = []
-        for period in gone:
-            found = rows.get(int(period.start_ts), [])
-            counts.append(self.count(period) if len(found) > 1 else sum(n for n, _ in found))
+        period, starts = gone[0].name, [int(p.start_ts) for p in gone]
+        rows = archived_rows(KIND, self.name, period, starts)
+        counts = [sum(n for n, _ in rows.get(start, [])) for start in starts]
+        united = [i for i, start in enumerate(starts) if len(rows.get(start, [])) > 1]
+        batch: list[int] = []
+        for index in united:
+            batch.append(index)
+            if sum(len(rows[starts[i]]) for i in batch) >= MAX_ARCHIVED_REGISTERS:
+                self._count_unions(period, [starts[i] for i in batch], batch, counts)
+                batch = []
+        if batch:
+            self._count_unions(period, [starts[i] for i in batch], batch, counts)
         return counts
+
+    def _count_unions(
+        self, period: str, starts: list[int], indexes: list[int], counts: list[int]
+    ) -> None:
+        """``counts[indexes[k]]``: the union of the archived registers of ``starts[k]``."""
+        from ..archive.reading import archived_rows
+
+        rows = archived_rows(KIND, self.name, period, starts, data=True)
+        steps = [
+            registers_count_steps(
+                self.name, [bytes(d) for _, d in rows.get(start, []) if d], count_keys_steps
+            )
+            for start in starts
+        ]
+        client = get_redis_connection()
+        for index, count in zip(indexes, checked(drive(gather_steps(steps), client)), strict=True):
+            counts[index] = count

@@ -15,11 +15,12 @@ is made inside the record script, so it is atomic and costs no extra round trip.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Literal, NamedTuple, overload
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
+from typing import Any, ClassVar, Literal, overload
 
 from ..conf import conf
-from ..core import catalogue, deferral
+from ..core import catalogue, deferral, transaction
 from ..core.aio import get_async_connection
 from ..core.base import Metric
 from ..core.batch import Batch, ScriptCall, calls_steps, run_calls
@@ -30,35 +31,18 @@ from ..core.retention import MAX_AHEAD
 from ..core.retention import validate_retention as _retention_seconds
 from ..core.steps import Steps
 from ..core.timeutil import When, to_timestamp
-from ..core.validation import integer, positive_int, shown
+from ..core.validation import positive_int, shown
+from . import fast
 from .codec import bound, score, validate_field_name
 from .history import SeriesHistory
 from .keys import KIND, OTHER_VALUE
-from .prepare import Prepared, prepare, prepared_chunks
+from .prepare import Prepared, RecordHead, prepare, prepared_chunks, validate_max_values
 from .queries import script
-
-#: Largest cap of distinct values per indexed field (each value is a sorted set of its own).
-MAX_DISTINCT_VALUES = 100_000
 
 
 def validate_retention(retention: object, what: str = "retention") -> float:
     """Seconds events are kept: positive, at most ``core.retention.MAX_RETENTION``."""
     return _retention_seconds(retention, what)
-
-
-def validate_max_values(value: object, what: str = "max_values") -> int:
-    """A cap of distinct values per indexed field: an int in ``[1, MAX_DISTINCT_VALUES]``."""
-    return integer(value, what, minimum=1, maximum=MAX_DISTINCT_VALUES)
-
-
-class RecordHead(NamedTuple):
-    """The parts of a record call that depend on the series and the settings only."""
-
-    keys: tuple[str, ...]  # id counter, time index, meta hash, cached window sizes
-    args: tuple[str | int, ...]  # the arguments before the prune budget
-    tail: tuple[str | int, ...]  # the arguments after it, up to the number of events
-    fields: dict[str, tuple[str, str, str]]  # per indexed field: index prefix, values, overflow
-    catalogue: str
 
 
 class EventSeries(SeriesHistory, Metric):
@@ -98,6 +82,9 @@ class EventSeries(SeriesHistory, Metric):
     #: Longest text of an indexed value, in UTF-8 bytes: it becomes part of a key name, and
     #: each distinct value is a sorted set.
     MAX_INDEXED_VALUE_BYTES: ClassVar[int] = 1024
+    #: Whether ``record`` one by one may go as a bare transaction (``fast.py``) on a single
+    #: node; ``False`` sends every event through the record script.
+    TRANSACTIONS: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -193,6 +180,8 @@ class EventSeries(SeriesHistory, Metric):
             deferral.sink().write(self.name, lambda later: self._add_recorded(later, event))
             return None
         client = get_redis_connection()
+        if batch is None and self.TRANSACTIONS and transaction.supports(client):
+            return fast.record(self, client, event)  # type: ignore[arg-type]
         call = self._record_call([event], client)
         if batch is not None:
             batch.add(call)
@@ -252,15 +241,24 @@ class EventSeries(SeriesHistory, Metric):
         """Add an event checked earlier (a deferred ``record``) to ``batch``."""
         batch.add(self._record_call([event], get_redis_connection()))
 
-    def _record_call(self, events: Sequence[Prepared], client: AnyRedisClient) -> ScriptCall:
+    def _record_call(
+        self,
+        events: Sequence[Prepared],
+        client: AnyRedisClient,
+        reserve: int = 0,
+        seen: Callable[[Any], None] | None = None,
+    ) -> ScriptCall:
+        """The script call recording ``events``; ``reserve`` more ids taken for the fast path's
+        transactions, whose state ``seen`` learns from the reply (``fast.py``)."""
         inline = catalogue.inline_catalogue(client)
         head = self._record_head(inline)
         keys: list[str] = [*head.keys]
         positions: dict[tuple[str, str], int] = {}
         args: list[str | int | bytes] = [
             *head.args,
-            self.PRUNE_PER_WRITE and max(self.PRUNE_PER_WRITE, 2 * len(events)),
+            self.PRUNE_PER_WRITE and max(self.PRUNE_PER_WRITE, 2 * (len(events) + reserve)),
             *head.tail,
+            reserve,
             len(events),
         ]
         for at, flat, entries in events:
@@ -274,14 +272,22 @@ class EventSeries(SeriesHistory, Metric):
                 args += [position, entry[1]]
         if inline:
             keys.append(head.catalogue)
-        return ScriptCall(script("events_record"), keys, args, self._recorded_steps)
+        then = self._recorded_steps if seen is None else partial(self._recorded_steps, seen=seen)
+        return ScriptCall(script("events_record"), keys, args, then)
 
     def _record_head(self, inline: bool) -> RecordHead:
         """What every record call of this series sends whatever its events (keys, settings),
         built once per configuration: a write reads three settings instead of a dozen key
-        names' worth, and builds no key it built before (``record`` is one by one hot)."""
-        prefix = conf.PREFIX
-        config = (prefix, self.name, self.index, inline, self.retention, self.max_values)
+        names' worth (in one read of the setting), and builds no key it built before
+        (``record`` is one by one hot)."""
+        now = conf.snapshot()
+        retention = self._retention
+        if retention is None:
+            retention = validate_retention(now.EVENT_RETENTION, "EVENT_RETENTION")
+        cap = self._max_values
+        if cap is None:
+            cap = validate_max_values(now.EVENT_MAX_VALUES, "EVENT_MAX_VALUES")
+        config = (now.PREFIX, self.name, self.index, inline, retention, cap)
         cached = self._head
         if cached is not None and cached[0] == config:
             return cached[1]
@@ -316,9 +322,11 @@ class EventSeries(SeriesHistory, Metric):
         self._head = (config, head)
         return head
 
-    def _recorded_steps(self, reply: Any) -> Steps[int]:
+    def _recorded_steps(self, reply: Any, seen: Callable[[Any], None] | None = None) -> Steps[int]:
         """A record's follow-up: the series listed if its script says so (on a cluster); the
         result is the first new event's id."""
+        if seen is not None:
+            seen(reply)
         yield from self._listing_steps(reply[1])
         return int(reply[0])
 
@@ -339,6 +347,7 @@ class EventSeries(SeriesHistory, Metric):
         at 1) in the same atomic step, so an event recorded meanwhile is either removed with
         the series or starts a new one, never half of each."""
         client = get_redis_connection()
+        fast.forget(self)
         self.preen_before(math.inf, client=client, drop=True)
         catalogue.unregister(client, KIND, self.name, self.meta_key)
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core.timeutil import When, to_timestamp
-from ..core.validation import shown
+from ..core.validation import integer, shown
 from .codec import encode_value, score, utf8, valid_field
 
 if TYPE_CHECKING:
@@ -14,6 +14,25 @@ if TYPE_CHECKING:
 
 #: One validated event: (score, UTF-8 field/value pairs, (indexed field, text) pairs).
 Prepared = tuple[str, list[bytes], list[tuple[str, str]]]
+
+#: Largest cap of distinct values per indexed field (each value is a sorted set of its own).
+MAX_DISTINCT_VALUES = 100_000
+
+
+def validate_max_values(value: object, what: str = "max_values") -> int:
+    """A cap of distinct values per indexed field: an int in ``[1, MAX_DISTINCT_VALUES]``."""
+    return integer(value, what, minimum=1, maximum=MAX_DISTINCT_VALUES)
+
+
+class RecordHead(NamedTuple):
+    """The parts of a record call that depend on the series and the settings only (built once
+    per configuration by ``EventSeries._record_head``)."""
+
+    keys: tuple[str, ...]  # id counter, time index, meta hash, cached window sizes
+    args: tuple[str | int, ...]  # the arguments before the prune budget
+    tail: tuple[str | int, ...]  # the arguments after it, up to the ids reserved
+    fields: dict[str, tuple[str, str, str]]  # per indexed field: index prefix, values, overflow
+    catalogue: str
 
 
 def prepare(series: EventSeries, when: When, fields: Mapping[str, Any]) -> Prepared:

@@ -31,6 +31,7 @@ from ..core.connection import (
     redacted,
     reset_connections,
 )
+from .replicated import confirm_replicated
 from .reporting import data_errors, logger, report_data_error
 
 
@@ -103,12 +104,18 @@ def send(calls: Sequence[ScriptCall]) -> tuple[BaseException | None, int]:
 
     Returns (the error if Redis failed and the calls must be sent again, else ``None``; how
     many idempotent calls Redis found already applied). Writes Redis refused one by one, and
-    batches it refused for good, are logged (rate-limited) and not sent again.
+    batches it refused for good, are logged (rate-limited) and not sent again. With
+    ``SENDER["REPLICAS"]``, a batch too few replicas acknowledged is an outage
+    (``replicated.py``).
     """
     errors: list[tuple[ScriptCall, Exception]] = []
     duplicates: list[ScriptCall] = []
+    options = conf.SENDER
     try:
-        run_calls(client(), calls, errors, duplicates)
+        target = client()
+        run_calls(target, calls, errors, duplicates)
+        if options.replicas:
+            confirm_replicated(target, options.replicas, options.timeout)
     except Exception as error:
         if is_outage(error):
             return error, 0

@@ -199,11 +199,29 @@ class RedisSentinelServers:
 
     def revive(self, node: RedisServer) -> None:
         """Start a killed data node again as a replica of the current master, and wait until
-        it is in sync and every sentinel counts it: the set is whole for the next test."""
+        it is in sync and every sentinel counts it: the set is whole for the next test.
+
+        It starts empty, and Sentinel would promote a replica that never synced (its link
+        counts as never down): should the master seem down meanwhile (a loaded machine), the
+        empty node would win and the master's data be thrown away. So it starts with
+        ``replica-priority 0`` (never promoted), restored once it holds the master's data."""
         master = self.current_master()
-        node.options = (*self.data_options, "--replicaof", "127.0.0.1", str(master.port))
+        node.options = (
+            *self.data_options,
+            *("--replicaof", "127.0.0.1", str(master.port), "--replica-priority", "0"),
+        )
         node.start()
         self._wait(self._ready, "the revived node as a replica")
+        node.client().config_set("replica-priority", 100)
+        self._wait(lambda: self._priority(node) == {100}, "the revived node's priority seen")
+
+    def _priority(self, node: RedisServer) -> set[int]:
+        """The priorities the sentinels know ``node`` by (they ask every 10 s at most)."""
+        known = set()
+        for sentinel in self.sentinels:
+            replicas: Any = sentinel.client().sentinel_slaves(SERVICE)
+            known |= {int(r["slave-priority"]) for r in replicas if int(r["port"]) == node.port}
+        return known
 
     def refuse_writes_without_replica(self, refuse: bool = True) -> None:
         """``min-replicas-to-write 1`` on every data node (or 0): a master whose replica is

@@ -140,3 +140,37 @@ def test_history_answers_what_redis_answered_before_it_forgot(
     assert visitors.history("week", first.start_ts, now) == before
     with pytest.raises(ValueError, match="Unknown period 'year'"):
         visitors.history("year", first.start_ts, now)
+
+
+def test_a_labelled_history_unites_its_archived_periods_in_few_queries(
+    metrics_settings: Any, archive_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each archived period of a labelled estimate read whole is the union of its series'
+    registers: counted together, one query of the archive per batch of registers, not a
+    ``count()`` (a query and round trips) per period."""
+    from django.test.utils import CaptureQueriesContext
+
+    from django_redis_metrics.estimates import history
+
+    now = time.time()
+    visitors, pairs = filled("visitors", now, 11, labels=("plan",))
+    for i, (item, when) in enumerate(pairs):
+        visitors.labels(plan="abc"[i % 3]).add(item, when)
+    first = Week.containing(now, ZONE).shift(-9)
+    before = visitors.history("week", first.start_ts, now)
+    archive_all(now=now, kinds=["estimate"])
+    metrics_settings(ESTIMATE_RETENTION=FORGETFUL)
+    held = Week.containing(now, ZONE).shift(-1).start_ts  # Redis keeps two weeks
+    archived = ArchivedPeriod.objects.using(archive_db).filter(
+        metric="visitors", period="week", start__gte=first.start_ts, start__lt=held
+    )
+    starts = list(archived.values_list("start", flat=True))
+    united = len({start for start in starts if starts.count(start) > 1})
+    assert united >= 7
+    with CaptureQueriesContext(connections[archive_db]) as queries:
+        assert visitors.history("week", first.start_ts, now) == before
+    assert len(queries) == 2  # the counts, then the registers of every united period
+    monkeypatch.setattr(history, "MAX_ARCHIVED_REGISTERS", 6)  # two periods of 3 series
+    with CaptureQueriesContext(connections[archive_db]) as queries:
+        assert visitors.history("week", first.start_ts, now) == before
+    assert len(queries) == 1 + -(-united // 2)

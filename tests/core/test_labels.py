@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from typing import Any
 
 import pytest
@@ -95,7 +96,7 @@ label_sets = st.lists(
 @given(writes=label_sets)
 def test_the_metric_reads_as_the_sum_of_its_series(backend: Any, writes: list[Any]) -> None:
     now = time.time()
-    hits = Counter(f"h{len(writes)}-{id(writes)}", labels=("view", "status"))
+    hits = Counter(f"h-{uuid.uuid4().hex}", labels=("view", "status"))  # fresh per example
     model: dict[tuple[str, str], dict[int, int]] = {}
     for view, status, count, days in writes:
         when = now - days * DAY

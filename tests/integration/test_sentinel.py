@@ -155,15 +155,21 @@ def fail_over(
         assert moved is not None, "the sender's client stayed on the old master"
     check = reader(servers)
 
+    seen: list[int] = []
+
     def stored() -> bool:
         with using_client(check):
-            return Counter(name).total(86400) == 1 + sent
+            seen.append(Counter(name).total(86400))
+        return seen[-1] == 1 + sent
 
     try:
         stored_at = wait_until(stored, settle, direct)
     finally:
         check.close()
-    assert stored_at is not None, "the writes held through the failover were not stored"
+    assert stored_at is not None, (
+        f"the writes held through the failover were not stored: {1 + sent} sent, "
+        f"{seen[-1:]} stored at last"
+    )
     if fault == "kill":
         servers.revive(old)
     return sent, promoted_at - started, stored_at - started
@@ -208,10 +214,20 @@ def test_the_sender_loses_nothing_when_the_master_is_killed(
 OLD_REDIS_PY = int(redis.__version__.split(".")[0]) < 6
 
 
+#: A model's own writes the old master acknowledged in the instant the sentinels promoted its
+#: replica (before it saw its replica leave and began to refuse writes) are lost: Redis
+#: replicates asynchronously, and a model's write is acknowledged by the master alone. One was,
+#: in about one run of this test in ten; more than this would be a window wider than an instant.
+INSTANT_LOSSES = 2
+
+
 @pytest.mark.skipif(OLD_REDIS_PY, reason="redis-py 5.x: a forced Sentinel failover is not claimed")
-def test_writes_lose_nothing_in_a_forced_failover(on_sentinel: RedisSentinelServers) -> None:
-    """The sender's writes and a model's own (sync and async by turns) through SENTINEL
-    FAILOVER."""
+def test_writes_lose_nothing_in_a_forced_failover(
+    settings: Any, on_sentinel: RedisSentinelServers
+) -> None:
+    """The sender's writes (with ``SENDER["REPLICAS"]``: none lost) and a model's own (sync
+    and async by turns: none twice, at most an instant's lost) through SENTINEL FAILOVER."""
+    settings.DJANGO_REDIS_METRICS = {**settings.DJANGO_REDIS_METRICS, "SENDER": {"REPLICAS": 1}}
     # Without it, the old master takes writes until the sentinels reconfigure it, and they
     # are lost when it becomes the new master's replica (Redis's asynchronous replication).
     on_sentinel.refuse_writes_without_replica()
@@ -244,7 +260,8 @@ def test_writes_lose_nothing_in_a_forced_failover(on_sentinel: RedisSentinelServ
         assert Counter("forced").total(86400) == 1 + sent + 10
         assert direct.refused >= 1
         direct()
-        assert Counter("forced_direct").total(86400) == direct.acknowledged
+        lost = direct.acknowledged - Counter("forced_direct").total(86400)
+        assert 0 <= lost <= INSTANT_LOSSES, f"{direct.acknowledged} acknowledged, {lost} lost"
     finally:
         on_sentinel.refuse_writes_without_replica(False)
         loop.run_until_complete(aio.aclose_connections())
@@ -280,9 +297,14 @@ def direct_writes_through(
         if servers.master_port() not in (None, old.port):
             resumed = time.monotonic() - started
     assert resumed is not None, "writes did not resume on the new master"
+    before = total()  # on the new master, before the old one is back as its replica
     if fault == "kill":
         servers.revive(old)
-    assert total() == acknowledged  # none lost, none twice
+    after = total()
+    assert before == after == acknowledged, (  # none lost, none twice
+        f"{acknowledged} acknowledged, {refused} refused; stored: {before} on the new master, "
+        f"{after} once the old one is back"
+    )
     return acknowledged, refused, resumed
 
 

@@ -25,7 +25,8 @@
 -- ARGV[12]         prefix of values sets (prefix .. field)
 -- ARGV[13]         prefix of per-field index keys (prefix .. field .. ':' .. value)
 -- ARGV[14]         number of indexed fields, then their names
--- then            number of events, then per event: timestamp, number of fields, (field, value)
+-- then            ids to reserve beyond the events' (a writer's block for its transactions,
+--                  events/fast.py; 0 for none), then number of events, then per event: timestamp, number of fields, (field, value)
 --                  pairs, number of index entries, (KEYS position of the sorted set, value) pairs
 -- Event hashes and cache keys are derived from data here (the id is made in this script), so
 -- they are not in KEYS; they share the series' hash tag, so on Redis Cluster they live in the
@@ -38,7 +39,11 @@
 -- times on an event's hash (so no hash expires while its event is still indexed).
 -- The script cannot fail once it has written: phase 1 checks every argument and (with read
 -- commands that fail on a wrong type) every key it will write; phase 2 only writes.
--- Returns {first new id, 1 while the series is not known to be listed (the caller lists it)}.
+-- An id the time index already holds is never given again: a process writing from a block of
+-- ids reserved before the series was deleted may have used it (the ids are taken anew).
+-- Returns {first new id, 1 while the series is not known to be listed (the caller lists it),
+-- the Redis clock (ms), the cached window sizes, and per index entry of the first event '1' if
+-- it was indexed under its own value (else '0')}: what the fast path learns from (fast.py).
 
 -- Phase 1: parse and check; nothing is written.
 --#include lib/clock.lua
@@ -71,6 +76,11 @@ for i = 1, n_index do
     meta_fields[#meta_fields + 1] = name
 end
 a = a + n_index + 1
+local reserve = tonumber(ARGV[a])
+if not reserve or reserve < 0 or reserve ~= math.floor(reserve) then
+    return fail('bad number of ids to reserve')
+end
+a = a + 1
 local n_events = tonumber(ARGV[a])
 if not n_events or n_events < 1 then
     return fail('bad number of events')
@@ -126,7 +136,7 @@ for i = 2, meta_changed and 0 or #meta, 2 do
     end
 end
 local seq = redis.call('GET', KEYS[1])
-if seq and (not string.match(seq, '^%d+$') or tonumber(seq) + n_events >= 2 ^ 53) then
+if seq and (not string.match(seq, '^%d+$') or tonumber(seq) + n_events + reserve >= 2 ^ 53) then
     return fail('the id counter ' .. KEYS[1] .. ' holds ' .. seq)
 end
 local newest = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
@@ -202,7 +212,23 @@ end
 if meta_changed then
     hset(KEYS[3], meta, 1, #meta)
 end
-local first = redis.call('INCRBY', KEYS[1], n_events) - n_events + 1
+local first = redis.call('INCRBY', KEYS[1], n_events + reserve) - n_events - reserve + 1
+for _ = 1, 1000 do
+    local ids = {}
+    for i = 1, n_events + reserve do
+        ids[i] = first + i - 1
+    end
+    local held = false
+    for i = 1, #ids, 1000 do
+        for _, s in ipairs(redis.call('ZMSCORE', KEYS[2], unpack(ids, i, math.min(i + 999, #ids)))) do
+            held = held or s ~= false
+        end
+    end
+    if not held then
+        break
+    end
+    first = redis.call('INCRBY', KEYS[1], n_events + reserve) - n_events - reserve + 1
+end
 for e, event in ipairs(events) do
     if event.t >= cutoff then
         local id = first + e - 1
@@ -260,4 +286,12 @@ if unlisted and has_catalogue then
     redis.call('HSET', KEYS[3], 'listed', 1)
     unlisted = false
 end
-return {first, unlisted and 1 or 0}
+local own = {}
+for j, target in ipairs(events[1].targets) do
+    own[j] = target[2] == ARGV[events[1].entries + 2 * j - 1] and '1' or '0'
+end
+local size_names = {}
+for i, size in ipairs(sizes) do
+    size_names[i] = size[1]
+end
+return {first, unlisted and 1 or 0, now_ms, size_names, table.concat(own)}
