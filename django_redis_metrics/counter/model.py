@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from itertools import repeat
 from typing import Any, ClassVar
 
 from ..archive.history import HistoryReads
@@ -32,7 +31,7 @@ from ..core.sliced import SlicedMetric
 from ..core.steps import Op, Read, Steps, reads_of
 from ..core.timeutil import When, slice_start, to_timestamp
 from ..core.validation import integer, shown
-from . import fast
+from . import fast, reading
 from .keys import KIND
 from .plan import write_plan
 
@@ -257,13 +256,16 @@ class Counter(HistoryReads, SlicedMetric):
 
     def series(self, precision: int) -> list[tuple[int, int]]:
         """The stored samples of ``precision`` as ``(slice start, count)``, oldest first."""
-        return drive(self._series_steps(precision))
+        found = reading.series(self, precision)  # one request on a plain client
+        return drive(self._series_steps(precision)) if found is None else found
 
     def _series_steps(self, precision: int) -> Steps[list[tuple[int, int]]]:
         """The samples of ``precision``, this counter's and its series' added per slice."""
         self._check_precision(precision)
         return (
-            yield from with_series(self, lambda m: m._own_series_steps(precision), _added_series)
+            yield from with_series(
+                self, lambda m: m._own_series_steps(precision), reading.added_series
+            )
         )
 
     def _own_series_steps(self, precision: int) -> Steps[list[tuple[int, int]]]:
@@ -273,28 +275,28 @@ class Counter(HistoryReads, SlicedMetric):
         if self.samples <= self.READ_CHUNK:
             # Retention at write time keeps the hash within its samples (and the few slices a
             # clock ahead adds): read whole, one pass (HGETALL costs half an HSCAN's work).
-            data = yield Op("hgetall", key)
-            return sorted(zip(map(int, data), map(int, data.values()), strict=True))  # bytes|str
+            return reading.samples(reading.split((yield Op("hgetall", key))))
         # HSCAN: bounded steps for a hash of many samples.
         cursor = 0
         while True:
             cursor, chunk = yield Op("hscan", key, cursor, count=self.READ_CHUNK)
             data.update(chunk)
             if not int(cursor):
-                return sorted(zip(map(int, data), map(int, data.values()), strict=True))
+                return reading.samples(reading.split(data))
 
     def recent(
         self, precision: int, count: int | None = None, until: When = None
     ) -> list[tuple[int, int]]:
         """The newest ``count`` slices (default: ``samples``) up to ``until``, zero-filled."""
-        return drive(self._recent_steps(precision, count, until))
+        found = reading.recent(self, precision, count, until)  # one request on a plain client
+        return drive(self._recent_steps(precision, count, until)) if found is None else found
 
     def _recent_steps(
         self, precision: int, count: int | None, until: When
     ) -> Steps[list[tuple[int, int]]]:
         return (
             yield from with_series(
-                self, lambda m: m._own_recent_steps(precision, count, until), _added_recent
+                self, lambda m: m._own_recent_steps(precision, count, until), reading.added_recent
             )
         )
 
@@ -320,9 +322,7 @@ class Counter(HistoryReads, SlicedMetric):
         precision = self._check_precision(precision)
         last = slice_start(to_timestamp(until, "until"), precision)
         stored: dict[Any, Any] = yield Op("hgetall", self.key(precision))
-        counts = dict(zip(map(int, stored), map(int, stored.values()), strict=True))  # bytes|str
-        starts = range(last - precision * (count - 1), last + 1, precision)
-        return list(zip(starts, map(counts.get, starts, repeat(0)), strict=True))
+        return reading.window(reading.split(stored), last, precision, count)
 
     def lifetime_total(self) -> int:
         """The net sum of every count added since the counter was created (0 if none): kept
@@ -355,29 +355,6 @@ class Counter(HistoryReads, SlicedMetric):
 
     def _total_precision(self, precision: int | None) -> int:
         return max(self.precisions) if precision is None else precision
-
-
-def _added_series(
-    own: list[tuple[int, int]], theirs: Sequence[list[tuple[int, int]]]
-) -> list[tuple[int, int]]:
-    """Samples of several series added per slice start."""
-    added: dict[int, int] = dict(own)
-    for samples in theirs:
-        for start, count in samples:
-            added[start] = added.get(start, 0) + count
-    return sorted(added.items())
-
-
-def _added_recent(
-    own: list[tuple[int, int]], theirs: Sequence[list[tuple[int, int]]]
-) -> list[tuple[int, int]]:
-    """Zero-filled windows added slice by slice, on the slices of ``own``."""
-    added = dict(own)
-    for samples in theirs:
-        for start, count in samples:
-            if start in added:
-                added[start] += count
-    return list(added.items())
 
 
 def _chunks(totals: dict[int, dict[int, int]], size: int) -> Iterable[dict[int, dict[int, int]]]:

@@ -81,12 +81,20 @@ def with_series(
         result = yield from resume_steps(own, reply, raising)
     if not members:
         return result  # type: ignore[no-any-return]
+    return combine(result, (yield from series_steps(metric, members, read)))
+
+
+def series_steps(
+    metric: M, members: Sequence[Any], read: Callable[[M], Steps[T]]
+) -> Steps[list[T]]:
+    """``read`` of each series of ``metric`` that ``members`` (its catalogue listing) names,
+    together (the first error raised)."""
     series = [_series(metric, to_str(member)) for member in members]
     answers = yield from gather_steps([read(each) for each in series])
     for answer in answers:
         if isinstance(answer, Exception):
             raise answer
-    return combine(result, answers)
+    return answers
 
 
 def _with_shards(
