@@ -46,9 +46,13 @@ URL_SCHEMES = ("redis://", "rediss://", "unix://", sentinel.SCHEME)
 REDIS_ERRORS: tuple[type[Exception], ...] = (RedisError, RedisClusterException, OSError)
 
 #: The ACL rules (besides ``~<PREFIX>:*``) a Redis user needs for every feature of the app on one
-#: server: plain reads and writes, the scripts, ``TIME`` (which the scripts call) and the
-#: connection's own commands (``AUTH``, ``HELLO``, ``PING``, ``SELECT``), nothing dangerous.
-ACL_RULES = "-@all +@read +@write +@connection -@dangerous +evalsha +eval +script|load +time"
+#: server: plain reads and writes, the scripts, ``TIME`` (which the scripts call), transactions
+#: (the steady writes' and reads' fast paths; without them those go the script's way) and the
+#: connection's own commands (``AUTH``, ``HELLO``, ``PING``, ``SELECT``, ``WAIT``), nothing
+#: dangerous.
+ACL_RULES = (
+    "-@all +@read +@write +@connection -@dangerous +evalsha +eval +script|load +time +multi +exec"
+)
 #: What a Redis Cluster needs besides: the slot map, and RESTORE (a dangerous command) to copy
 #: a sparse bitmap to another slot for a query across metrics.
 CLUSTER_ACL_RULES = "+cluster|slots +restore"

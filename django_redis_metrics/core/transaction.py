@@ -12,7 +12,6 @@ the script's way, which reports errors the usual way.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -28,14 +27,29 @@ from .connection import RedisClient
 PlainClient: TypeAlias = redis.Redis
 
 
+#: Connection pools whose Redis user was refused ``MULTI`` (an ACL user without ``+multi``):
+#: their writes go the script's way (:func:`_outcome`).
+_refused: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
 def supports(client: RedisClient) -> bool:
-    """Whether :func:`set_bit_if_present` may run on ``client``: a plain pooled single node."""
-    return type(client) is redis.Redis and client.connection is None
+    """Whether :func:`set_bit_if_present` may run on ``client``: a plain pooled single node
+    whose user may run transactions."""
+    return (
+        type(client) is redis.Redis
+        and client.connection is None
+        and client.connection_pool not in _refused
+    )
 
 
 def supports_async(client: object) -> bool:
-    """Whether :func:`asend_incr` may run on ``client``: a plain pooled async single node."""
-    return type(client) is redis.asyncio.Redis and client.connection is None
+    """Whether :func:`asend_incr` may run on ``client``: a plain pooled async single node
+    whose user may run transactions."""
+    return (
+        type(client) is redis.asyncio.Redis
+        and client.connection is None
+        and client.connection_pool not in _refused
+    )
 
 
 def _bulk(value: bytes) -> bytes:
@@ -99,11 +113,13 @@ def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) ->
         request = b"".join((head, *setbit_commands, EXEC))
         connection.send_packed_command([request])
         failed = False
-        for _ in range(replies_expected):
+        for index in range(replies_expected):
             try:
                 connection.read_response()
             except ResponseError:
                 failed = True
+                if index == 0:  # MULTI refused: each SETBIT ran alone, harmless to repeat
+                    _refused.add(pool)
         try:
             replies = connection.read_response()
         except ResponseError:  # EXECABORT: a command was refused while queued, none ran
@@ -176,7 +192,7 @@ def exec_packed(client: redis.Redis, build: Callable[[Any], bytes], count: int) 
         raise
     finally:
         pool.release(connection)
-    return _checked(replies, count)
+    return _outcome(replies, count, pool)
 
 
 class IncrRequest:
@@ -241,7 +257,7 @@ def send_incr(client: redis.Redis, request: IncrRequest, amount: int) -> list[An
         raise
     finally:
         pool.release(connection)
-    return _checked(replies, fields + 1)
+    return _outcome(replies, fields + 1, pool)
 
 
 async def asend_incr(
@@ -251,7 +267,7 @@ async def asend_incr(
     pool = client.connection_pool
     connection: Any = await pool.get_connection()  # type: ignore[no-untyped-call]
     fields = len(request.fields)
-    replies: Any = None
+    replies: list[Any] = []
     try:
         try:
             await connection.send_packed_command([request.request(connection, amount)])
@@ -260,28 +276,38 @@ async def asend_incr(
             return None
         for _ in range(fields + 3):  # "OK", "QUEUED" per command, EXEC's
             try:
-                replies = await connection.read_response()
+                replies.append(await connection.read_response())
             except ResponseError as error:
-                replies = error
+                replies.append(error)
     except BaseException:
         await connection.disconnect()
         raise
     finally:
         await pool.release(connection)
-    return _checked(replies, fields + 1)
+    return _outcome(replies, fields + 1, pool)
 
 
-def _checked(replies: Any, count: int) -> list[Any] | None:
-    """EXEC's reply to ``count`` queued commands, or ``None`` for EXECABORT."""
-    if isinstance(replies, ResponseError):  # EXECABORT: a command was refused while queued
+def _outcome(replies: list[Any], count: int, pool: Any) -> list[Any] | None:
+    """What a transaction of ``count`` commands did, from every reply of its request: EXEC's
+    reply (``None`` for EXECABORT: nothing ran).
+
+    When Redis refused ``MULTI`` itself (an ACL user without ``+multi``, as the rule
+    docs/operations.md gave before), each command ran alone as it came: their own replies are
+    what EXEC would have answered, so the write is not sent again by the script (it would count
+    twice); the pool is remembered, and its later writes go the script's way."""
+    if isinstance(replies[0], ResponseError):
+        _refused.add(pool)
+        return replies[1 : 1 + count]
+    last = replies[-1]
+    if isinstance(last, ResponseError):  # EXECABORT: a command was refused while queued
         return None
-    if not isinstance(replies, list) or len(replies) != count:
-        raise ResponseError(f"Unexpected reply to a transaction: {replies!r}")
-    return replies
+    if not isinstance(last, list) or len(last) != count:
+        raise ResponseError(f"Unexpected reply to a transaction: {last!r}")
+    return last
 
 
-def _read_replies(connection: Any, count: int) -> Any:
-    """The last of ``count`` replies, error replies returned rather than raised.
+def _read_replies(connection: Any, count: int) -> list[Any]:
+    """``count`` replies, error replies returned rather than raised.
 
     ``Connection.read_response`` costs about a microsecond a reply around the parsing (its
     error text, health-check clock, push checks) and a transaction answers ``fields + 3`` times:
@@ -293,11 +319,10 @@ def _read_replies(connection: Any, count: int) -> Any:
     if parser is None:
         return _read_plainly(connection, count)
     reader = getattr(parser, "_reader", None)
+    replies: list[Any] = []
     try:
         if reader is None or str(connection.protocol) == "3":
-            for _ in range(count - 1):
-                parser.read_response()
-            reply = parser.read_response()
+            replies = [parser.read_response() for _ in range(count)]
         else:
             gets = reader.gets
             for _ in range(count):
@@ -307,20 +332,21 @@ def _read_replies(connection: Any, count: int) -> Any:
                     reply = gets()
                 if isinstance(reply, ConnectionError):  # as the parser raises it
                     raise reply
+                replies.append(reply)
     except builtins.TimeoutError as error:  # socket.timeout
         raise TimeoutError("Timeout reading a transaction's replies") from error
     except OSError as error:
         raise ConnectionError(f"Error reading a transaction's replies: {error.args}") from error
     if connection.health_check_interval:
         connection.next_health_check = time.monotonic() + connection.health_check_interval
-    return reply
+    return replies
 
 
-def _read_plainly(connection: Any, count: int) -> Any:
-    for _ in range(count - 1):
-        with contextlib.suppress(ResponseError):
-            connection.read_response()
-    try:
-        return connection.read_response()
-    except ResponseError as error:
-        return error
+def _read_plainly(connection: Any, count: int) -> list[Any]:
+    replies: list[Any] = []
+    for _ in range(count):
+        try:
+            replies.append(connection.read_response())
+        except ResponseError as error:
+            replies.append(error)
+    return replies
