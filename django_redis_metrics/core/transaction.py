@@ -28,8 +28,13 @@ PlainClient: TypeAlias = redis.Redis
 
 
 #: Connection pools whose Redis user was refused ``MULTI`` (an ACL user without ``+multi``):
-#: their writes go the script's way (:func:`_outcome`).
+#: their writes go the script's way (:func:`_outcome`), their reads the steps' way.
 _refused: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def refused(pool: Any) -> None:
+    """Remember that ``pool``'s Redis user may not run ``MULTI``: :func:`supports` says no."""
+    _refused.add(pool)
 
 
 def supports(client: RedisClient) -> bool:
@@ -170,7 +175,13 @@ EXEC = b"*1\r\n$4\r\nEXEC\r\n"
 
 def exec_packed(client: redis.Redis, build: Callable[[Any], bytes], count: int) -> list[Any] | None:
     """``MULTI``, the ``count`` commands ``build(connection)`` packs (after :data:`MULTI`),
-    ``EXEC``, in one round trip on a pooled connection; returns EXEC's replies (each command's
+    ``EXEC``, in one round trip on a pooled connection (:func:`_exec`)."""
+    return _exec(client, lambda connection: build(connection) + EXEC, count)
+
+
+def _exec(client: redis.Redis, pack: Callable[[Any], bytes], count: int) -> list[Any] | None:
+    """The transaction of ``count`` commands ``pack(connection)`` packs whole (``MULTI`` to
+    ``EXEC``), in one round trip on a pooled connection; returns EXEC's replies (each command's
     result or its :class:`ResponseError`: a transaction runs every command it queued).
 
     ``None`` when nothing ran: the request could not be sent (the connection is dropped), or
@@ -180,9 +191,8 @@ def exec_packed(client: redis.Redis, build: Callable[[Any], bytes], count: int) 
     pool = client.connection_pool
     connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
     try:
-        request = build(connection) + EXEC
         try:
-            connection.send_packed_command([request])
+            connection.send_packed_command([pack(connection)])
         except (ConnectionError, TimeoutError, OSError):
             connection.disconnect()
             return None
@@ -234,30 +244,12 @@ def incr_if_present(
 
 
 def send_incr(client: redis.Redis, request: IncrRequest, amount: int) -> list[Any] | None:
-    """``request`` adding ``amount``, in one round trip; returns EXEC's replies (the number of
-    its keys that existed, then each HINCRBY's result or its :class:`ResponseError`: a
-    transaction runs every command it queued).
-
-    ``None`` when nothing ran: the request could not be sent (the connection is dropped), or
-    Redis refused a command while queuing it (EXECABORT, under ``maxmemory``); the caller then
-    goes the script's way. An increment is not idempotent: once the request was sent, a failure
-    to read the answer raises (as any write of the client does), it is never sent again."""
-    pool = client.connection_pool
-    connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
-    fields = len(request.fields)
-    try:
-        try:
-            connection.send_packed_command([request.request(connection, amount)])
-        except (ConnectionError, TimeoutError, OSError):
-            connection.disconnect()
-            return None
-        replies = _read_replies(connection, fields + 3)  # "OK", "QUEUED" per command, EXEC's
-    except BaseException:
-        connection.disconnect()
-        raise
-    finally:
-        pool.release(connection)
-    return _outcome(replies, fields + 1, pool)
+    """``request`` adding ``amount``, in one round trip (:func:`_exec`); returns EXEC's replies
+    (the number of its keys that existed, then each HINCRBY's result or its
+    :class:`ResponseError`), or ``None`` when nothing ran."""
+    return _exec(
+        client, lambda connection: request.request(connection, amount), len(request.fields) + 1
+    )
 
 
 async def asend_incr(

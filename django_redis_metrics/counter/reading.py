@@ -20,7 +20,6 @@ dropped connection, and a client whose user Redis refused ``MULTI`` (an ACL user
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import repeat
@@ -45,8 +44,6 @@ if TYPE_CHECKING:
 #: client decodes responses).
 Stored = tuple[Sequence[Any], Sequence[Any]]
 
-#: The pools of the clients whose user Redis refused ``MULTI``: their reads go the steps' way.
-_refused: weakref.WeakSet[Any] = weakref.WeakSet()
 #: Packed requests per (hash key, listing bounds or None, RESP3, packer); bounded.
 _requests: dict[tuple[str, tuple[str, bytes, bytes] | None, bool, type], bytes] = {}
 REQUESTS_SIZE = 10_000
@@ -159,7 +156,7 @@ def _read(counter: Counter, precision: int) -> tuple[list[Any], Stored] | None:
     if counter.family is None and shard_count(counter) > 1:
         return None
     client: Any = get_redis_connection()
-    if not transaction.supports(client) or client.connection_pool in _refused:
+    if not transaction.supports(client):
         return None
     listing = None
     if counter.family is None:
@@ -200,7 +197,7 @@ def read_whole(
         pool.release(connection)
     if failed:
         if resp3 and failed[0] == (listing is not None):  # MULTI itself refused (an ACL)
-            _refused.add(pool)
+            transaction.refused(pool)
         return None
     members: list[Any] = replies[0] if listing is not None else []
     whole = replies[-1]  # an error reply was raised, but EXEC's holds its commands' errors
