@@ -92,6 +92,13 @@ def test_demo_downloads_index_only_files_that_exist(tmp_path: Path, redis_server
     assert values <= {"manual.pdf", "price-list.csv", "logo.svg"}
 
 
+def interruptible() -> None:
+    """In the demo's process, before it starts: Ctrl-C acts as from a terminal. A suite started
+    in the background (``pytest ... &`` from a script) ignores SIGINT, and its children inherit
+    that: the demo would never see the Ctrl-C this test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
 def test_stopping_the_demo_stops_its_embedded_redis(tmp_path: Path, signum: int) -> None:
     """Ctrl-C or ``kill`` (SIGTERM, as docker and systemd send) on ``manage.py demo``
@@ -114,6 +121,7 @@ def test_stopping_the_demo_stops_its_embedded_redis(tmp_path: Path, signum: int)
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=interruptible,
     )
     pid = None
     try:
@@ -142,6 +150,8 @@ def test_stopping_the_demo_stops_its_embedded_redis(tmp_path: Path, signum: int)
         if process.poll() is None:
             process.kill()
             process.wait()
+        if process.stdout is not None:  # a failed test must not leave its pipe to the next one
+            process.stdout.close()
         if pid is not None and psutil.pid_exists(pid):
             with contextlib.suppress(psutil.NoSuchProcess):
                 psutil.Process(pid).kill()
