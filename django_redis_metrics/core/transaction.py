@@ -12,16 +12,26 @@ the script's way, which reports errors the usual way.
 from __future__ import annotations
 
 import builtins
-import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 import redis
 import redis.asyncio
+import redis.connection
 from redis.exceptions import ConnectionError, ResponseError, TimeoutError
 
 from .connection import RedisClient
+
+#: The clock redis-py's connections time their health checks by: ``time.time`` up to 5.x, where
+#: the module imported the function, ``time.monotonic`` since (it imports the module).
+_HEALTH_CLOCK: Any = getattr(redis.connection, "time")  # noqa: B009 - not exported
+_HEALTH_CLOCK = getattr(_HEALTH_CLOCK, "monotonic", _HEALTH_CLOCK)
+
+try:  # what a hiredis reader of redis-py answers while a reply has not fully arrived
+    from redis._parsers.hiredis import NOT_ENOUGH_DATA as _NOT_ENOUGH
+except ImportError:  # pragma: no cover - a redis-py without it: hiredis' own default
+    _NOT_ENOUGH = False
 
 #: A plain pooled single-node client, the only kind :func:`supports` admits.
 PlainClient: TypeAlias = redis.Redis
@@ -313,13 +323,17 @@ def _read_replies(connection: Any, count: int) -> list[Any]:
     reader = getattr(parser, "_reader", None)
     replies: list[Any] = []
     try:
-        if reader is None or str(connection.protocol) == "3":
+        if (
+            reader is None
+            or str(connection.protocol) == "3"
+            or getattr(parser, "_next_response", _NOT_ENOUGH) is not _NOT_ENOUGH  # 5.x's buffer
+        ):
             replies = [parser.read_response() for _ in range(count)]
         else:
             gets = reader.gets
             for _ in range(count):
                 reply = gets()
-                while reply is False:  # hiredis: not enough data yet
+                while reply is _NOT_ENOUGH or reply is False:  # not all of it arrived yet
                     parser.read_from_socket()
                     reply = gets()
                 if isinstance(reply, ConnectionError):  # as the parser raises it
@@ -330,7 +344,7 @@ def _read_replies(connection: Any, count: int) -> list[Any]:
     except OSError as error:
         raise ConnectionError(f"Error reading a transaction's replies: {error.args}") from error
     if connection.health_check_interval:
-        connection.next_health_check = time.monotonic() + connection.health_check_interval
+        connection.next_health_check = _HEALTH_CLOCK() + connection.health_check_interval
     return replies
 
 
