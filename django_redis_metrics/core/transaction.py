@@ -67,7 +67,8 @@ def supports_async(client: object) -> bool:
     )
 
 
-def _bulk(value: bytes) -> bytes:
+def bulk(value: bytes) -> bytes:
+    """``value`` as a RESP bulk string."""
     return b"$%d\r\n%s\r\n" % (len(value), value)
 
 
@@ -89,7 +90,7 @@ def _template(
     """The constant parts of a request, packed once per key tuple by the connection's own
     packer (which decides how a key is encoded: with hiredis, UTF-8): ``MULTI`` and ``EXISTS
     keys``, then ``command key`` for each key (``fields`` is ``None``) or ``command key field``
-    for each of ``fields``, its header counting four arguments: the rest follow (``_bulk``)."""
+    for each of ``fields``, its header counting four arguments: the rest follow (:func:`bulk`)."""
     packer = type(getattr(connection, "_command_packer", connection))
     cache_key = (command, tuple(keys), None if fields is None else tuple(fields), packer)
     template = _templates.get(cache_key)
@@ -112,46 +113,25 @@ def _template(
 
 
 def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) -> bool | None:
-    """``MULTI; EXISTS keys; SETBIT key offset 1`` for each key; ``EXEC``, in one round trip.
+    """``MULTI; EXISTS keys; SETBIT key offset 1`` for each key; ``EXEC``, in one round trip
+    (:func:`_exec`).
 
     Returns whether every key existed before (when one did not, SETBIT made it without its
     expiry: the caller repairs it), or ``None`` when Redis answered with an error (refused under
     ``maxmemory``, a key of another type) or the connection failed (the connection is dropped):
-    the caller then goes the script's way, which retries and raises as the client is set to."""
-    replies_expected = len(keys) + 2  # "OK", then "QUEUED" per command
-    pool = client.connection_pool
-    connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
-    try:
+    the caller then goes the script's way, which retries and raises as the client is set to.
+    Setting a bit twice is harmless, should this transaction have run after all."""
+    tail = bulk(b"%d" % offset) + b"$1\r\n1\r\n"
+
+    def pack(connection: Any) -> bytes:
         head, setbits = _template("SETBIT", keys, None, connection)
-        tail = _bulk(b"%d" % offset) + b"$1\r\n1\r\n"
-        setbit_commands = (setbit + tail for setbit in setbits)
-        request = b"".join((head, *setbit_commands, EXEC))
-        connection.send_packed_command([request])
-        failed = False
-        for index in range(replies_expected):
-            try:
-                connection.read_response()
-            except ResponseError:
-                failed = True
-                if index == 0:  # MULTI refused: each SETBIT ran alone, harmless to repeat
-                    _refused.add(pool)
-        try:
-            replies = connection.read_response()
-        except ResponseError:  # EXECABORT: a command was refused while queued, none ran
-            return None
-    except (ConnectionError, TimeoutError, OSError):
-        # The script's way retries as the client is configured to; setting a bit twice is
-        # harmless, should this transaction have run after all.
-        connection.disconnect()
+        return b"".join((head, *(setbit + tail for setbit in setbits), EXEC))
+
+    try:
+        replies = _exec(client, pack, len(keys) + 1)
+    except (ConnectionError, TimeoutError, ResponseError):
         return None
-    except BaseException:
-        connection.disconnect()
-        raise
-    finally:
-        pool.release(connection)
-    if failed or not isinstance(replies, list) or len(replies) != len(keys) + 1:
-        return None
-    if any(isinstance(reply, ResponseError) for reply in replies):
+    if replies is None or any(isinstance(reply, ResponseError) for reply in replies):
         return None
     return bool(replies[0] == len(keys))
 
@@ -170,11 +150,6 @@ def where(client: redis.Redis) -> str:
         place = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
         found = _places[pool] = f"{place}/{kwargs.get('db', 0)}"
     return found
-
-
-def packed(connection: Any, *args: Any) -> bytes:
-    """One command as ``connection`` packs it (with hiredis, keys as UTF-8)."""
-    return b"".join(connection.pack_command(*args))
 
 
 #: ``MULTI`` packed: where every request of :func:`exec_packed` starts.
@@ -241,7 +216,7 @@ class IncrRequest:
 
 
 def _incr_request(head: bytes, incrs: Sequence[bytes], amount: int) -> bytes:
-    tail = _bulk(b"%d" % amount)
+    tail = bulk(b"%d" % amount)
     return b"".join((head, *(incr + tail for incr in incrs), EXEC))
 
 
@@ -298,7 +273,7 @@ def _outcome(replies: list[Any], count: int, pool: Any) -> list[Any] | None:
     what EXEC would have answered, so the write is not sent again by the script (it would count
     twice); the pool is remembered, and its later writes go the script's way."""
     if isinstance(replies[0], ResponseError):
-        _refused.add(pool)
+        refused(pool)
         return replies[1 : 1 + count]
     last = replies[-1]
     if isinstance(last, ResponseError):  # EXECABORT: a command was refused while queued

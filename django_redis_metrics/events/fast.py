@@ -52,7 +52,7 @@ from ..core import transaction
 from ..core.batch import run_calls
 from ..core.retention import MAX_AHEAD
 from ..core.steps import ScriptCall
-from ..core.transaction import PlainClient
+from ..core.transaction import PlainClient, bulk
 from .codec import window_index
 from .prepare import Prepared
 from .queries import script
@@ -74,12 +74,8 @@ KNOWN_SIZE = 10_000
 CLOCK_SLACK = 0.005
 
 
-def _bulk(value: bytes) -> bytes:
-    return b"$%d\r\n%s\r\n" % (len(value), value)
-
-
 def _command(*args: bytes) -> bytes:
-    return b"*%d\r\n" % len(args) + b"".join(_bulk(arg) for arg in args)
+    return b"*%d\r\n" % len(args) + b"".join(bulk(arg) for arg in args)
 
 
 @dataclass(frozen=True)
@@ -128,11 +124,11 @@ class State:
         self.fixed = _command(b"GET", e(f"{base}:seq")) + _command(
             b"SMEMBERS", e(f"{base}:cachesizes")
         )
-        self.stage = _bulk(stage)
+        self.stage = bulk(stage)
         self.renamenx = _command(b"PEXPIRE", stage, ttl) + b"*3\r\n$8\r\nRENAMENX\r\n" + self.stage
         self.hash_prefix = e(f"{base}:e:")
         self.del_stage = _command(b"DEL", stage)
-        self.zadd_time = b"*5\r\n$4\r\nZADD\r\n" + _bulk(e(f"{base}:time")) + b"$2\r\nNX\r\n"
+        self.zadd_time = b"*5\r\n$4\r\nZADD\r\n" + bulk(e(f"{base}:time")) + b"$2\r\nNX\r\n"
 
     def entry(self, field_name: str, text: str) -> Entry:
         e, base = self.encode, self.base
@@ -142,7 +138,7 @@ class State:
             index,
             values,
             text,
-            b"*5\r\n$4\r\nZADD\r\n" + _bulk(e(index)) + b"$2\r\nNX\r\n",
+            b"*5\r\n$4\r\nZADD\r\n" + bulk(e(index)) + b"$2\r\nNX\r\n",
             _command(b"PEXPIRE", e(index), ttl) + _command(b"SADD", e(values), e(text)),
         )
 
@@ -177,7 +173,7 @@ class State:
                 (
                     size,
                     b"*4\r\n$16\r\nZREMRANGEBYSCORE\r\n"
-                    + _bulk(self.encode(f"{self.base}:cache:{size}")),
+                    + bulk(self.encode(f"{self.base}:cache:{size}")),
                 )
                 for size in sorted(int(s) for s in reply[3])
             )
@@ -263,7 +259,7 @@ def _transaction(
 ) -> bool:
     """The transaction of one event; whether it stands (else it was taken back)."""
     ident = b"%d" % event_id
-    tail = _bulk(at.encode()) + _bulk(ident)
+    tail = bulk(at.encode()) + bulk(ident)
     windows = state.windows
     parts = [
         transaction.MULTI,
@@ -271,9 +267,9 @@ def _transaction(
         state.fixed,
         b"*%d\r\n$4\r\nHSET\r\n" % (2 + len(flat)),
         state.stage,
-        *(_bulk(value) for value in flat),
+        *(bulk(value) for value in flat),
         state.renamenx,
-        _bulk(state.hash_prefix + ident),
+        bulk(state.hash_prefix + ident),
         state.del_stage,
         state.zadd_time,
         tail,
@@ -283,7 +279,7 @@ def _transaction(
     if windows:
         t = float(at)
         for size, prefix in windows:
-            start = _bulk(b"%d" % (window_index(t, size) * size))
+            start = bulk(b"%d" % (window_index(t, size) * size))
             parts += (prefix, start, start)
     request = b"".join(parts)
     count = 8 + 3 * len(found) + len(windows)
