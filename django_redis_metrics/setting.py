@@ -120,4 +120,6 @@ class SettingsReader:
         value = _READ.get(SETTING_NAME, _MISSING)
         if value is _MISSING:
             value = getattr(settings, SETTING_NAME, UNSET)
+        if type(value) is dict:  # read on every write: the usual case before the ABC check
+            return value
         return value if isinstance(value, Mapping) else UNSET

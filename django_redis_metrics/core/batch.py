@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from redis.exceptions import (
     AskError,
@@ -41,7 +41,7 @@ from .scripts import (
 )
 from .steps import Op, Pipe, ScriptCall, Steps
 
-__all__ = ["Batch", "FoldableCall", "ScriptCall", "calls_steps", "is_outage", "run_calls"]
+__all__ = ["Batch", "FoldedCall", "OpenRun", "ScriptCall", "calls_steps", "is_outage", "run_calls"]
 
 
 def run_calls(
@@ -190,49 +190,23 @@ def scripts_of(calls: Sequence[ScriptCall], indexes: Sequence[int]) -> list[LuaS
 
 
 @dataclass
-class FoldableCall(ScriptCall):
-    """A write that the writes queued right after it on the same :class:`Batch` with an equal
-    ``fold_key`` join, as one call made by ``fold`` (a counter's increments: one script call in
-    its general form rather than one per increment, most of which open a slice). A folded call
-    is all or nothing: refused as a whole, its writes are sent again one by one (each atomic),
-    so a refusal still refuses only the write it concerns."""
+class FoldedCall(ScriptCall):
+    """One call carrying several writes queued one after another on a :class:`Batch` (a
+    counter's increments: one script call in its general form rather than one per increment,
+    most of which open a slice). It is all or nothing: refused as a whole, its writes are sent
+    again one by one (each atomic), so a refusal still refuses only the write it concerns."""
 
-    #: ``None``: nothing joins this call.
-    fold_key: object = None
-    fold: Callable[[Sequence[ScriptCall]], ScriptCall] | None = None
-    #: Most writes one folded call carries (the script's bound on one call).
-    fold_most: int = 1
+    #: How many writes it carries (one result each).
+    writes: int = 1
+    #: Its writes as calls of their own, made only when the folded call is refused.
+    one_by_one: Callable[[], list[ScriptCall]] = list
 
 
-def fold_calls(calls: Sequence[ScriptCall]) -> list[tuple[ScriptCall, list[ScriptCall]]]:
-    """``calls`` with each run of consecutive foldable calls of equal ``fold_key`` folded into
-    one: ``(call to send, the writes it carries)``, in order."""
-    folded: list[tuple[ScriptCall, list[ScriptCall]]] = []
-    run: list[ScriptCall] = []
+class OpenRun(Protocol):
+    """The last writes queued on a :class:`Batch`, which the writes queued right after them may
+    still join (a counter's increments, ``counter/plan.py``): one call once closed."""
 
-    def flush() -> None:
-        head = run[0] if run else None
-        if isinstance(head, FoldableCall) and head.fold is not None and len(run) > 1:
-            folded.append((head.fold(run), list(run)))
-        elif head is not None:
-            folded.append((head, list(run)))
-        run.clear()
-
-    for call in calls:
-        head = run[0] if run else None
-        if (
-            isinstance(call, FoldableCall)
-            and isinstance(head, FoldableCall)
-            and call.fold_key is not None
-            and call.fold_key == head.fold_key
-            and len(run) < head.fold_most
-        ):
-            run.append(call)
-            continue
-        flush()
-        run.append(call)
-    flush()
-    return folded
+    def close(self) -> ScriptCall: ...
 
 
 @dataclass
@@ -248,7 +222,6 @@ class Batch:
     """
 
     client: RedisClient | None = None
-    calls: list[ScriptCall] = field(default_factory=list)
     results: list[Any] = field(default_factory=list)
     #: Set once the round trip succeeded: the writes are stored (bar those refused, or whose
     #: follow-ups raised: they are in ``errors``).
@@ -256,29 +229,52 @@ class Batch:
     errors: list[tuple[ScriptCall, Exception]] = field(default_factory=list)
     #: Idempotent calls the last round trip found already applied (their reply had been lost).
     duplicates: list[ScriptCall] = field(default_factory=list)
+    #: Whether writes may join the run queued before them (:meth:`open`). The sender's batches
+    #: do not: each of their calls is numbered and sent again alone after an outage.
+    joins: bool = True
+    #: The writes queued last, still open to the next ones (closed by reading :attr:`calls`).
+    open_run: OpenRun | None = None
+    _queued: list[ScriptCall] = field(default_factory=list)
+
+    @property
+    def calls(self) -> list[ScriptCall]:
+        """The queued calls, the open run closed into its call first."""
+        if self.open_run is not None:
+            self._queued.append(self.open_run.close())
+            self.open_run = None
+        return self._queued
 
     def add(self, call: ScriptCall) -> None:
         self.calls.append(call)
 
+    def open(self, run: OpenRun) -> None:
+        """Queue ``run`` as the last writes, open to the next ones (the run before it closed)."""
+        if self.open_run is not None:
+            self._queued.append(self.open_run.close())
+        self.open_run = run
+
     def execute(self) -> list[Any]:
         """Send the queued writes in one round trip and run every follow-up; the first error (if
         any) is raised once all of them ran, the others are in ``errors``."""
-        if not self.calls:
+        calls = self.calls
+        if not calls:
             return []
         client = self.client or get_redis_connection()
-        calls, self.calls = self.calls, []
+        self._queued = []
         self.errors = []
         self.duplicates = []
-        folded = fold_calls(calls)
-        replies = run_calls(client, [call for call, _ in folded], self.errors, self.duplicates)
+        replies = run_calls(client, calls, self.errors, self.duplicates)
         self.results = []
-        for (call, writes), result in zip(folded, replies, strict=True):
+        for call, result in zip(calls, replies, strict=True):
+            if not isinstance(call, FoldedCall):
+                self.results.append(result)
+                continue
             refused = next((i for i, (c, _) in enumerate(self.errors) if c is call), None)
-            if len(writes) == 1 or refused is None:
-                self.results += [result] * len(writes)  # one result per write queued
+            if refused is None:
+                self.results += [result] * call.writes  # one result per write queued
                 continue
             del self.errors[refused]  # nothing of it was written: its writes one by one
-            self.results += run_calls(client, writes, self.errors, self.duplicates)
+            self.results += run_calls(client, call.one_by_one(), self.errors, self.duplicates)
         self.sent = True
         if self.errors:
             raise self.errors[0][1]

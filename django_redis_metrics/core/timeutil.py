@@ -25,6 +25,9 @@ def to_timestamp(when: When, what: str = "when") -> float:
     """Epoch seconds for an aware ``datetime``, an ``int``/``float`` epoch, or ``None`` (now)."""
     if when is None:
         return time.time()
+    kind = type(when)
+    if (kind is float or kind is int) and EARLIEST <= when <= LATEST:  # type: ignore[operator]
+        return float(when)  # type: ignore[arg-type]  # the usual case, before the checks below
     if isinstance(when, bool):
         raise TypeError(f"{what} must be an aware datetime or epoch seconds, not a bool.")
     if isinstance(when, datetime):

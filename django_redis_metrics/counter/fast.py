@@ -23,11 +23,11 @@ the same transaction); on a cluster, in a ``Batch`` and for ``defer=True`` the s
 before.
 
 In a ``Batch``, the increments of one counter queued one after another are sent as one call in
-the script's general form instead (:func:`folded`): one upkeep per precision for all the slices
-they open, where one call each would pay it per slice. They fold while their finest slices fall
-in one block (``counter/plan.py``: at most ``FOLD_SLICES``, and at most the server's own
-``hash-max-listpack-entries`` less the samples, so a hash never holds more fields than stay in
-Redis' compact encoding before the call trims it) and their pairs within
+the script's general form instead (``counter/plan.py``'s ``IncrementRun``): one upkeep per
+precision for all the slices they open, where one call each would pay it per slice. They fold
+while their finest slices fall in one block (at most ``FOLD_SLICES``, and at most the server's
+own ``hash-max-listpack-entries`` less the samples, so a hash never holds more fields than stay
+in Redis' compact encoding before the call trims it) and their pairs within
 ``Counter.MAX_PAIRS_PER_CALL``. The sender's batches are not folded (its calls are numbered
 one by one, ``sending/``).
 """
@@ -244,20 +244,3 @@ def _ran(fields: Sequence[tuple[str, str]], results: Sequence[Any]) -> list[tupl
         for field, result in zip(fields, results, strict=True)
         if not isinstance(result, ResponseError)
     ]
-
-
-def folded(counter: Counter, client: AnyRedisClient, calls: Sequence[ScriptCall]) -> ScriptCall:
-    """Increments of ``counter`` queued one after another on a ``Batch`` (short-form calls, see
-    ``Counter._incr_one_call``) as one call in the script's general form: their counts summed
-    per slice, one upkeep per precision for all the slices they open (``core.batch.fold_calls``:
-    refused as a whole, they are sent again one by one)."""
-    counts = [int(call.args[4]) for call in calls]
-    # Each precision's slice starts, call by call (ints: ``WritePlan.call`` made them).
-    columns: Any = zip(*(call.args[7:] for call in calls), strict=True)
-    slices: dict[int, dict[int, int]] = {}
-    for precision, column in zip(counter.precisions, columns, strict=True):
-        at: dict[int, int] = {}
-        slices[precision] = at
-        for start, count in zip(column, counts, strict=True):
-            at[start] = at.get(start, 0) + count
-    return counter._incr_call(slices, client, sum(counts))

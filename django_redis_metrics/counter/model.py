@@ -125,9 +125,9 @@ class Counter(HistoryReads, SlicedMetric):
         client = get_redis_connection()
         plan = write_plan(self, client)  # what depends on the settings, worked out once
         if batch is not None:
-            batch.add(plan.call(self, count, timestamp, fold=True))
+            plan.queue(batch, self, count, timestamp)
         elif not fast.try_incr(self, client, plan.fact, timestamp, count):
-            run_calls(client, [plan.call(self, count, timestamp, fold=False)])
+            run_calls(client, [plan.call(self, count, timestamp)])
 
     @admitted
     def incr_many(self, increments: Iterable[tuple[When, int]]) -> int:
@@ -207,7 +207,7 @@ class Counter(HistoryReads, SlicedMetric):
         precisions, where the general form takes 34: building, packing and parsing them is
         much of a call's cost). Its reply lets the next increments of these slices take the
         transaction fast path (``fast.py``)."""
-        return write_plan(self, client).call(self, count, timestamp, fold=False)
+        return write_plan(self, client).call(self, count, timestamp)
 
     def _incr_many_steps(
         self, client: AnyRedisClient, increments: Iterable[tuple[When, int]]
@@ -229,7 +229,7 @@ class Counter(HistoryReads, SlicedMetric):
         async with ConnectionSlot(client):
             if await fast.atry_incr(self, client, plan.fact, timestamp, count):
                 return
-            call = plan.call(self, count, timestamp, fold=False)
+            call = plan.call(self, count, timestamp)
             await adrive(calls_steps([call]), client)
 
     @aadmitted

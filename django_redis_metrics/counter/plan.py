@@ -13,14 +13,12 @@ are an increment's own.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..conf import conf
 from ..core import catalogue, transaction
-from ..core.batch import FoldableCall, ScriptCall
+from ..core.batch import Batch, FoldedCall, ScriptCall
 from ..core.cleaning import listpack_entries
 from ..core.connection import AnyRedisClient
 from ..core.keys import catalogue_key, metric_key
@@ -61,11 +59,9 @@ class WritePlan:
     fact: fast.Fact | None
     #: Most increments one folded call carries.
     fold_most: int
-    #: What the fold key of an increment starts with (its keys and samples).
+    #: What two plans folding together share: their keys and samples.
     fold_id: tuple[Any, ...]
     script: LuaScript
-    #: Makes the folded call of a run of increments (``fast.folded``).
-    fold: Callable[[Sequence[ScriptCall]], ScriptCall]
     #: Seconds of finest slices one folded call may cover (``None``: not read yet).
     block: int | None = field(default=None)
 
@@ -82,24 +78,73 @@ class WritePlan:
             block = self.block = min(self.precisions) * slices
         return block
 
-    def call(self, counter: Counter, count: int, timestamp: float, fold: bool) -> FoldableCall:
+    def call(self, counter: Counter, count: int, timestamp: float) -> ScriptCall:
         """The short-form script call of one increment (``Counter._incr_one_call``): the latest
         slice start, then the slice start at each precision, in key order; its follow-up records
-        the slices it opened. With ``fold``, queued on a ``Batch``: it folds with the increments
-        of the same counter queued right after it (``fast.folded``) while their finest slices
-        fall in one :meth:`fold_block`."""
+        the slices it opened."""
         second = math.floor(timestamp)
         starts = tuple([second - second % precision for precision in self.precisions])
-        fold_key = (self.fold_id, starts[0] // (self.block or self.fold_block())) if fold else None
-        return FoldableCall(
+        return ScriptCall(
             self.script,
             list(self.keys),
             [*self.head, count, "*", max(starts), *starts],
             fast.follow_up(counter, self.client, self.fact, starts),
-            False,
-            fold_key,
-            self.fold if fold else None,
-            self.fold_most,
+        )
+
+    def queue(self, batch: Batch, counter: Counter, count: int, timestamp: float) -> None:
+        """Queue one increment on ``batch``: it joins the increments of the same counter queued
+        right before it while their finest slices fall in one :meth:`fold_block`, as one call
+        (:class:`IncrementRun`); the increment itself costs an append."""
+        second = math.floor(timestamp)
+        block = second // (self.block or self.fold_block())
+        run = batch.open_run
+        if (
+            type(run) is IncrementRun
+            and run.block == block
+            and (run.plan is self or run.plan.fold_id == self.fold_id)
+            and len(run.seconds) < self.fold_most
+        ):
+            run.seconds.append(second)
+            run.counts.append(count)
+        elif batch.joins:
+            batch.open(IncrementRun(self, counter, block, [second], [count]))
+        else:
+            batch.add(self.call(counter, count, timestamp))
+
+
+@dataclass(slots=True)
+class IncrementRun:
+    """Increments of one counter queued one after another on a ``Batch`` (``core.batch``'s
+    ``OpenRun``): closed, one call in the script's general form, their counts summed per
+    slice, one upkeep per precision for all the slices they open."""
+
+    plan: WritePlan
+    counter: Counter
+    #: The fold block of their finest slices (``second // fold_block()``).
+    block: int
+    seconds: list[int]
+    counts: list[int]
+
+    def close(self) -> ScriptCall:
+        plan, counter = self.plan, self.counter
+        if len(self.seconds) == 1:
+            return plan.call(counter, self.counts[0], self.seconds[0])
+        slices: dict[int, dict[int, int]] = {}
+        for precision in plan.precisions:
+            at: dict[int, int] = {}
+            slices[precision] = at
+            for second, count in zip(self.seconds, self.counts, strict=True):
+                start = second - second % precision
+                at[start] = at.get(start, 0) + count
+        call = counter._incr_call(slices, plan.client, sum(self.counts))
+        pairs = list(zip(self.counts, self.seconds, strict=True))
+        return FoldedCall(
+            call.script,
+            call.keys,
+            call.args,
+            call.then,
+            writes=len(pairs),
+            one_by_one=lambda: [plan.call(counter, count, second) for count, second in pairs],
         )
 
 
@@ -130,7 +175,6 @@ def write_plan(counter: Counter, client: AnyRedisClient) -> WritePlan:
         counter.MAX_PAIRS_PER_CALL // len(precisions),
         (keys, samples),
         fast.script("counter_incr"),
-        partial(fast.folded, counter, client),
     )
     counter.__dict__["_write_plan"] = plan
     return plan

@@ -85,7 +85,7 @@ def build_batch(submissions: list[Submission]) -> Batch:
     propagates: the sender keeps the writes for later. Any other error drops only that write
     (logged, rate-limited).
     """
-    batch = Batch()
+    batch = Batch(joins=False)
     hits: dict[tuple[str | int, int], tuple[str | Counter, int]] = {}
     marks: dict[tuple[str | int, Any, int], tuple[str | UniqueBitmap, float]] = {}
     zone = get_zone() if any(item.writes.marks for item in submissions) else None

@@ -35,8 +35,8 @@ def fresh_server(settings: Any) -> Iterator[RedisServer]:
 
 
 def prepared(write: Any) -> list[ScriptCall]:
-    """The calls ``write(batch)`` adds to a batch, unsent."""
-    batch = Batch()
+    """The calls ``write(batch)`` adds to a batch like the sender's (one call per write), unsent."""
+    batch = Batch(joins=False)
     write(batch)
     return batch.calls
 

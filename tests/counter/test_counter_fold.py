@@ -1,5 +1,5 @@
 """A Batch folds the increments of one counter queued one after another into one script call in
-its general form (counter/fast.py's ``folded``, core/batch.py's ``fold_calls``): the same
+its general form (counter/plan.py's ``IncrementRun``, core/batch.py's ``FoldedCall``): the same
 slices, heads and totals as one call per increment, hashes kept compact, one result per write,
 and a refusal still refuses only the write it concerns."""
 
@@ -68,3 +68,19 @@ def test_a_refused_write_refuses_only_itself(backend):
     assert counter.lifetime_total() == 6
     assert counter.series(1) == [(base, 2), (base + 1, 2**63 - 10), (base + 2, 4)]
     assert sum(count for _, count in counter.series(60)) == 6
+
+
+def test_the_senders_batches_keep_one_call_per_write(backend):
+    """A batch with ``joins=False`` (the sender's: each call is numbered and may be sent again
+    alone) queues one call per increment; reading ``calls`` closes a batch's open run."""
+    counter = Counter("unjoined", precisions=[1])
+    joined, alone = Batch(), Batch(joins=False)
+    for batch in (joined, alone):
+        for second in range(3):
+            counter.incr(when=T0 + second, batch=batch)
+    assert len(joined.calls) == 1 and len(alone.calls) == 3
+    assert joined.open_run is None
+    joined.execute()
+    alone.execute()
+    assert joined.results == alone.results == [None] * 3
+    assert counter.series(1)[-3:] == [(T0 + second, 2) for second in range(3)]
