@@ -240,13 +240,15 @@ class Counter(HistoryReads, SlicedMetric):
 
     async def aseries(self, precision: int) -> list[tuple[int, int]]:
         """``series`` awaited."""
-        return await adrive(self._series_steps(precision))
+        found = await reading.aseries(self, precision)  # one request on a plain client
+        return await adrive(self._series_steps(precision)) if found is None else found
 
     async def arecent(
         self, precision: int, count: int | None = None, until: When = None
     ) -> list[tuple[int, int]]:
         """``recent`` awaited."""
-        return await adrive(self._recent_steps(precision, count, until))
+        found = await reading.arecent(self, precision, count, until)
+        return await adrive(self._recent_steps(precision, count, until)) if found is None else found
 
     async def atotal(self, precision: int | None = None) -> int:
         """``total`` awaited."""

@@ -9,7 +9,8 @@ On a plain single-node client (``core/transaction.py``) the read is therefore se
 ``MULTI; HKEYS; HVALS; EXEC``: the same snapshot (one transaction), two flat lists, about 10 %
 more Redis time than ``HGETALL``; on RESP2, where ``HGETALL`` is a flat list already, as
 ``HGETALL``. The listing of the counter's labelled series travels in the same request, as
-``labels/aggregate.py``'s ``with_series`` sends it.
+``labels/aggregate.py``'s ``with_series`` sends it. The async twins (``arecent``, ``aseries``)
+send the same request on the loop's plain client.
 
 Anything unusual answers ``None`` and the caller goes the way of steps (``drive``), which reads
 the same data with ``HGETALL`` and reports errors and retries as every read does: a Redis
@@ -28,12 +29,14 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import ConnectionError, ResponseError, TimeoutError
 
 from ..core import transaction
+from ..core.aio import get_async_connection
 from ..core.connection import get_redis_connection
-from ..core.drive import drive
+from ..core.drive import adrive, drive
 from ..core.keys import catalogue_key
 from ..core.labels.aggregate import series_steps
 from ..core.labels.labelling import series_range
 from ..core.shards import shard_count
+from ..core.steps import Steps
 from ..core.timeutil import When, slice_start, to_timestamp
 from .keys import KIND
 
@@ -109,22 +112,62 @@ def series(counter: Counter, precision: int) -> list[tuple[int, int]] | None:
     return None if found is None else _combined(counter, found, None, precision, 0)
 
 
+async def arecent(
+    counter: Counter, precision: int, count: int | None, until: When
+) -> list[tuple[int, int]] | None:
+    """:func:`recent` on the loop's client (``Counter.arecent``)."""
+    kept = counter.samples
+    wanted = kept if count is None else count
+    if count is not None and not (type(count) is int and kept >= count > 0):
+        return None
+    if kept > counter.READ_CHUNK or 2 * wanted < kept:
+        return None
+    precision = counter._check_precision(precision)
+    last = slice_start(to_timestamp(until, "until"), precision)
+    found = await _aread(counter, precision)
+    if found is None:
+        return None
+    own, theirs = _own_and_theirs(counter, found, last, precision, wanted)
+    return own if theirs is None else added_recent(own, await adrive(theirs))
+
+
+async def aseries(counter: Counter, precision: int) -> list[tuple[int, int]] | None:
+    """:func:`series` on the loop's client (``Counter.aseries``)."""
+    precision = counter._check_precision(precision)
+    if counter.samples > counter.READ_CHUNK:
+        return None
+    found = await _aread(counter, precision)
+    if found is None:
+        return None
+    own, theirs = _own_and_theirs(counter, found, None, precision, 0)
+    return own if theirs is None else added_series(own, await adrive(theirs))
+
+
 def _combined(
     counter: Counter, found: tuple[list[Any], Stored], last: int | None, precision: int, count: int
 ) -> list[tuple[int, int]]:
     """The counter's own answer, with its labelled series' added when it has some (read as
     ``with_series`` reads them: one more round trip, together)."""
+    own, theirs = _own_and_theirs(counter, found, last, precision, count)
+    if theirs is None:
+        return own
+    return added_series(own, drive(theirs)) if last is None else added_recent(own, drive(theirs))
+
+
+def _own_and_theirs(
+    counter: Counter, found: tuple[list[Any], Stored], last: int | None, precision: int, count: int
+) -> tuple[list[tuple[int, int]], Steps[list[list[tuple[int, int]]]] | None]:
+    """The counter's own answer (``last``: ``recent``'s, else ``series``'), and the steps
+    reading its labelled series' (``None`` when it has none)."""
     members, stored = found
     own = samples(stored) if last is None else window(stored, last, precision, count)
     if not members:
-        return own
+        return own, None
     if last is None:
-        theirs = drive(series_steps(counter, members, lambda m: m._own_series_steps(precision)))
-        return added_series(own, theirs)
-    theirs = drive(
-        series_steps(counter, members, lambda m: m._own_recent_steps(precision, count, last))
+        return own, series_steps(counter, members, lambda m: m._own_series_steps(precision))
+    return own, series_steps(
+        counter, members, lambda m: m._own_recent_steps(precision, count, last)
     )
-    return added_recent(own, theirs)
 
 
 def added_series(
@@ -158,10 +201,22 @@ def _read(counter: Counter, precision: int) -> tuple[list[Any], Stored] | None:
     client: Any = get_redis_connection()
     if not transaction.supports(client):
         return None
-    listing = None
-    if counter.family is None:
-        listing = (catalogue_key(KIND), *series_range(counter.name))
-    return read_whole(client, counter.key(precision), listing)
+    return read_whole(client, counter.key(precision), _listing(counter))
+
+
+async def _aread(counter: Counter, precision: int) -> tuple[list[Any], Stored] | None:
+    """:func:`_read` on the loop's client."""
+    if counter.family is None and shard_count(counter) > 1:
+        return None
+    client: Any = get_async_connection()
+    if not transaction.supports_async(client):
+        return None
+    return await aread_whole(client, counter.key(precision), _listing(counter))
+
+
+def _listing(counter: Counter) -> tuple[str, bytes, bytes] | None:
+    """The catalogue range listing ``counter``'s labelled series (``None`` for a series)."""
+    return (catalogue_key(KIND), *series_range(counter.name)) if counter.family is None else None
 
 
 def read_whole(
@@ -174,19 +229,17 @@ def read_whole(
     connection: Any = pool.get_connection()  # redis-py's Connection methods are untyped
     try:
         resp3 = str(getattr(connection, "protocol", 2)) == "3"
-        request = _request(connection, key, listing, resp3)
         try:
-            connection.send_packed_command([request])
+            connection.send_packed_command([_request(connection, key, listing, resp3)])
         except (ConnectionError, TimeoutError, OSError):
             connection.disconnect()
             return None
         replies: list[Any] = []
-        failed: list[int] = []
-        for index in range((listing is not None) + (4 if resp3 else 1)):
+        for _ in range(_replies(listing, resp3)):
             try:
                 replies.append(connection.read_response())
-            except ResponseError:
-                failed.append(index)  # every reply is read all the same: the socket stays in step
+            except ResponseError as error:  # every reply is read all the same: in step
+                replies.append(error)
     except (ConnectionError, TimeoutError, OSError):
         connection.disconnect()  # replies may be left unread: a read is sent again instead
         return None
@@ -195,12 +248,56 @@ def read_whole(
         raise
     finally:
         pool.release(connection)
+    return _answer(replies, listing, resp3, pool)
+
+
+async def aread_whole(
+    client: Any, key: str, listing: tuple[str, bytes, bytes] | None
+) -> tuple[list[Any], Stored] | None:
+    """:func:`read_whole` on a plain ``redis.asyncio.Redis`` (``transaction.supports_async``)."""
+    pool = client.connection_pool
+    connection: Any = await pool.get_connection()
+    try:
+        resp3 = str(getattr(connection, "protocol", 2)) == "3"
+        try:
+            await connection.send_packed_command([_request(connection, key, listing, resp3)])
+        except (ConnectionError, TimeoutError, OSError):
+            await connection.disconnect()
+            return None
+        replies: list[Any] = []
+        for _ in range(_replies(listing, resp3)):
+            try:
+                replies.append(await connection.read_response())
+            except ResponseError as error:
+                replies.append(error)
+    except (ConnectionError, TimeoutError, OSError):
+        await connection.disconnect()
+        return None
+    except BaseException:
+        await connection.disconnect()
+        raise
+    finally:
+        await pool.release(connection)
+    return _answer(replies, listing, resp3, pool)
+
+
+def _replies(listing: tuple[str, bytes, bytes] | None, resp3: bool) -> int:
+    """How many replies the request gets: the listing's, then the transaction's or HGETALL's."""
+    return (listing is not None) + (4 if resp3 else 1)
+
+
+def _answer(
+    replies: list[Any], listing: tuple[str, bytes, bytes] | None, resp3: bool, pool: Any
+) -> tuple[list[Any], Stored] | None:
+    """``(members, stored)`` from the request's replies; ``None`` on any error reply (``MULTI``
+    itself refused: the pool is remembered, its reads go the steps' way from now on)."""
+    failed = [index for index, reply in enumerate(replies) if isinstance(reply, ResponseError)]
     if failed:
         if resp3 and failed[0] == (listing is not None):  # MULTI itself refused (an ACL)
             transaction.refused(pool)
         return None
     members: list[Any] = replies[0] if listing is not None else []
-    whole = replies[-1]  # an error reply was raised, but EXEC's holds its commands' errors
+    whole = replies[-1]  # EXEC's reply holds its commands' errors, if any
     if not resp3:
         return members, (whole[::2], whole[1::2])
     fields, values = whole

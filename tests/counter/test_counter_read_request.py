@@ -1,7 +1,8 @@
 """A counter's ``recent`` and ``series`` as one request on a plain client (``counter/reading.py``):
 the same answers as the steps (``drive``), whatever the hash holds (stale fields, gaps, fields
 ahead), on RESP3 (``MULTI; HKEYS; HVALS; EXEC``) and RESP2 (``HGETALL``), for a labelled counter,
-on a cluster, and where a transaction is refused; one round trip for an unlabelled counter."""
+on a cluster, and where a transaction is refused; one round trip for an unlabelled counter; and
+the same of the async twins (``arecent``, ``aseries``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from redis.exceptions import ResponseError
 from django_redis_metrics import Counter, get_redis_connection
 from django_redis_metrics.core.drive import drive
 from django_redis_metrics.counter import reading
+
+from ..asyncio_helpers import raised, run
 
 T0 = 1_699_999_980  # a fixed epoch minute, far behind any clock: no write is ahead
 
@@ -146,3 +149,70 @@ def test_the_cache_of_requests_stays_bounded(single, monkeypatch):
     for counter in counters:
         assert counter.recent(1, until=T0 + 99) == by_steps(counter, 1, None, T0 + 99)
     assert len(reading._requests) <= 2
+
+
+def areads(counter: Counter, precision: int, count: int | None, until: float) -> object:
+    """``arecent`` and ``aseries`` awaited on a fresh loop."""
+
+    async def main() -> object:
+        return await counter.arecent(precision, count, until), await counter.aseries(precision)
+
+    return run(main)
+
+
+@pytest.mark.parametrize("labelled", [False, True])
+def test_the_async_reads_answer_as_the_steps(backend, labelled):
+    options = {"labels": ("view",)} if labelled else {}
+    counter = scattered(f"async one request {labelled}", **options)
+    if labelled:
+        counter.labels(view="b").incr(4, when=T0 + 30)
+    for precision in (1, 60):
+        for count in (15, None):
+            for until in (T0 + 40, T0 + 150):
+                expected = by_steps(counter, precision, count, until), counter.series(precision)
+                assert areads(counter, precision, count, until) == expected
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_an_async_read_is_the_one_request_on_both_protocols(single, metrics_settings, protocol):
+    """On RESP3 the async read sends ``MULTI; HKEYS; HVALS; EXEC`` (it sent ``HGETALL``, whose
+    map reply costs the caller about four times the two flat lists), on RESP2 ``HGETALL``."""
+    counter = scattered(f"async protocol {protocol}")
+    expected = counter.recent(1, None, T0 + 99), counter.series(1)
+    for decoded in ("false", "true"):
+        url = f"{single.url}?protocol={protocol}&decode_responses={decoded}"
+        metrics_settings(CONNECTION=url)
+        admin = single.client
+        admin.config_resetstat()
+        assert areads(counter, 1, None, T0 + 99) == expected
+        stats = admin.info("commandstats")
+        read = "cmdstat_hkeys" if protocol == 3 else "cmdstat_hgetall"
+        assert stats[read]["calls"] == 2
+        assert ("cmdstat_hgetall" in stats) == (protocol == 2)
+
+
+def test_an_async_read_of_a_key_of_another_type_raises_as_before(single):
+    counter = Counter("async wrong type", precisions=[60], samples=10)
+    get_redis_connection().set(counter.key(60), "x")
+    assert raised(lambda: counter.arecent(60, until=T0))[0] is ResponseError
+    assert "WRONGTYPE" in raised(lambda: counter.aseries(60))[1]
+
+
+def test_an_async_user_refused_transactions_reads_the_same(single, metrics_settings, redis_server):
+    counter = scattered("async no transactions")
+    expected = counter.recent(1, None, T0 + 99), counter.series(1)
+    admin = redis_server.client()
+    admin.acl_setuser(
+        "areader",
+        reset=True,
+        enabled=True,
+        passwords=["+pw"],
+        keys=["*"],
+        categories=["-@all", "+@read", "+@connection"],
+    )
+    try:
+        metrics_settings(CONNECTION=single.url.replace("redis://", "redis://areader:pw@", 1))
+        assert areads(counter, 1, None, T0 + 99) == expected
+        assert areads(counter, 1, None, T0 + 99) == expected  # the steps' way from now on
+    finally:
+        admin.acl_deluser("areader")
