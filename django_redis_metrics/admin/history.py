@@ -80,8 +80,8 @@ def day_span(key: str, now: float, oldest: int | None, additive: bool) -> Span:
     reach = RANGES[key][1]
     if reach is not None:
         first = today - (reach - 1) * DAY
-    else:  # an archive from 1970 on starts at 0: the oldest row, not "none"
-        first = today if oldest is None else min(oldest, today)
+    else:  # an archive from 1970 on starts at 0: the oldest row, not "none"; an hour's row
+        first = today if oldest is None else slice_start(min(oldest, today), DAY)  # its day
     count = (today - first) // DAY + 1
     if count <= charts.MAX_CHART_POINTS:
         return Span(first, count, DAY, live=True)

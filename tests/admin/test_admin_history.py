@@ -93,6 +93,28 @@ def test_all_of_a_long_history_is_drawn_by_week(
     assert payload["series"][0]["values"][-1] >= 4
 
 
+def test_all_starts_on_the_day_of_an_archive_whose_oldest_row_is_an_hour(
+    analyst: Any, frozen: float, archived: Callable[..., None], archive_db: str
+) -> None:
+    """An import of hours (a django-redis-metrics 2.2 keyspace keeps hours longer than days)
+    can make the oldest row an hour: the chart's days still start at midnight."""
+    today = slice_start(frozen, DAY)
+    ArchivedSlice.objects.using(archive_db).create(
+        kind="counter",
+        series="imported",
+        metric="imported",
+        precision=3600,
+        start=today - 50 * DAY + 13 * 3600,
+        count=8,
+    )
+    archived("counter", "imported", today - 49 * DAY, count=5)
+    Counter("imported").incr(1, when=frozen)
+    payload = chart_of(analyst, "countermetric", "?name=imported&history=all")
+    assert payload["step"] == DAY and payload["x"][0] == today - 50 * DAY
+    assert all(x % DAY == 0 for x in payload["x"])
+    assert payload["series"][0]["values"][1] == 5
+
+
 def test_all_of_an_archive_from_1970_on_shows_its_newest_2000_weeks(
     analyst: Any, frozen: float, archived: Callable[..., None]
 ) -> None:
