@@ -91,6 +91,19 @@ def recent(
 ) -> list[tuple[int, int]] | None:
     """``counter.recent(...)`` in one request when it reads the hash whole on a plain client;
     else ``None`` (nothing validated beyond what the steps validate first, in their order)."""
+    planned = _whole_window(counter, precision, count, until)
+    if planned is None:
+        return None
+    precision, last, wanted = planned
+    found = _read(counter, precision)
+    return None if found is None else _combined(counter, found, last, precision, wanted)
+
+
+def _whole_window(
+    counter: Counter, precision: int, count: int | None, until: When
+) -> tuple[int, int, int] | None:
+    """``(precision, last slice start, slices wanted)`` of a ``recent`` read whole (at least
+    half the window, of a hash one read takes), else ``None``."""
     kept = counter.samples  # the setting read once
     wanted = kept if count is None else count
     if count is not None and not (type(count) is int and kept >= count > 0):
@@ -98,9 +111,7 @@ def recent(
     if kept > counter.READ_CHUNK or 2 * wanted < kept:
         return None
     precision = counter._check_precision(precision)
-    last = slice_start(to_timestamp(until, "until"), precision)
-    found = _read(counter, precision)
-    return None if found is None else _combined(counter, found, last, precision, wanted)
+    return precision, slice_start(to_timestamp(until, "until"), precision), wanted
 
 
 def series(counter: Counter, precision: int) -> list[tuple[int, int]] | None:
@@ -116,14 +127,10 @@ async def arecent(
     counter: Counter, precision: int, count: int | None, until: When
 ) -> list[tuple[int, int]] | None:
     """:func:`recent` on the loop's client (``Counter.arecent``)."""
-    kept = counter.samples
-    wanted = kept if count is None else count
-    if count is not None and not (type(count) is int and kept >= count > 0):
+    planned = _whole_window(counter, precision, count, until)
+    if planned is None:
         return None
-    if kept > counter.READ_CHUNK or 2 * wanted < kept:
-        return None
-    precision = counter._check_precision(precision)
-    last = slice_start(to_timestamp(until, "until"), precision)
+    precision, last, wanted = planned
     found = await _aread(counter, precision)
     if found is None:
         return None

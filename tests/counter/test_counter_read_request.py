@@ -7,6 +7,7 @@ the same of the async twins (``arecent``, ``aseries``)."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from redis.exceptions import ResponseError
@@ -99,6 +100,19 @@ def test_a_key_of_another_type_raises_as_before(single):
         counter.series(60)
 
 
+def reader_without_transactions(admin: Any, user: str, url: str) -> str:
+    """The URL of a new ACL user who may read but not run ``MULTI``/``EXEC``."""
+    admin.acl_setuser(
+        user,
+        reset=True,
+        enabled=True,
+        passwords=["+pw"],
+        keys=["*"],
+        categories=["-@all", "+@read", "+@connection"],
+    )
+    return url.replace("redis://", f"redis://{user}:pw@", 1)
+
+
 def test_a_user_refused_transactions_reads_the_same(
     single, metrics_settings, redis_server, round_trips
 ):
@@ -106,16 +120,8 @@ def test_a_user_refused_transactions_reads_the_same(
     counter = scattered("no transactions")
     expected = counter.recent(1, until=T0 + 99), counter.series(1)
     admin = redis_server.client()
-    admin.acl_setuser(
-        "reader",
-        reset=True,
-        enabled=True,
-        passwords=["+pw"],
-        keys=["*"],
-        categories=["-@all", "+@read", "+@connection"],
-    )
     try:
-        metrics_settings(CONNECTION=single.url.replace("redis://", "redis://reader:pw@", 1))
+        metrics_settings(CONNECTION=reader_without_transactions(admin, "reader", single.url))
         assert (counter.recent(1, until=T0 + 99), counter.series(1)) == expected
         # Refused once: the next reads go the steps' way at once (one round trip).
         assert round_trips(lambda: counter.recent(1, until=T0 + 99)) == 1
@@ -202,16 +208,8 @@ def test_an_async_user_refused_transactions_reads_the_same(single, metrics_setti
     counter = scattered("async no transactions")
     expected = counter.recent(1, None, T0 + 99), counter.series(1)
     admin = redis_server.client()
-    admin.acl_setuser(
-        "areader",
-        reset=True,
-        enabled=True,
-        passwords=["+pw"],
-        keys=["*"],
-        categories=["-@all", "+@read", "+@connection"],
-    )
     try:
-        metrics_settings(CONNECTION=single.url.replace("redis://", "redis://areader:pw@", 1))
+        metrics_settings(CONNECTION=reader_without_transactions(admin, "areader", single.url))
         assert areads(counter, 1, None, T0 + 99) == expected
         assert areads(counter, 1, None, T0 + 99) == expected  # the steps' way from now on
     finally:
