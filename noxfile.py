@@ -55,9 +55,8 @@ FULL_MATRIX = [
     if (python, django) != ("3.11", "6.0")
 ]
 NEWEST_DJANGO_PER_PYTHON = [
-    (python, django, redis)
-    for python, django, redis in FULL_MATRIX
-    if django == max((d for p, d, _ in FULL_MATRIX if p == python), key=float)
+    (python, max((d for p, d, _ in FULL_MATRIX if p == python), key=float), REDIS_NEWEST)
+    for python in PYTHONS
 ]
 MATRIX = [
     ("3.11", "5.2", REDIS_OLDEST),

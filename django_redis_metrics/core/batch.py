@@ -239,9 +239,7 @@ class Batch:
     @property
     def calls(self) -> list[ScriptCall]:
         """The queued calls, the open run closed into its call first."""
-        if self.open_run is not None:
-            self._queued.append(self.open_run.close())
-            self.open_run = None
+        self._close_run()
         return self._queued
 
     def add(self, call: ScriptCall) -> None:
@@ -249,9 +247,13 @@ class Batch:
 
     def open(self, run: OpenRun) -> None:
         """Queue ``run`` as the last writes, open to the next ones (the run before it closed)."""
+        self._close_run()
+        self.open_run = run
+
+    def _close_run(self) -> None:
         if self.open_run is not None:
             self._queued.append(self.open_run.close())
-        self.open_run = run
+            self.open_run = None
 
     def execute(self) -> list[Any]:
         """Send the queued writes in one round trip and run every follow-up; the first error (if

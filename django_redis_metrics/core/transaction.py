@@ -244,18 +244,13 @@ async def asend_incr(
     pool = client.connection_pool
     connection: Any = await pool.get_connection()  # type: ignore[no-untyped-call]
     fields = len(request.fields)
-    replies: list[Any] = []
     try:
         try:
             await connection.send_packed_command([request.request(connection, amount)])
         except (ConnectionError, TimeoutError, OSError):
             await connection.disconnect()
             return None
-        for _ in range(fields + 3):  # "OK", "QUEUED" per command, EXEC's
-            try:
-                replies.append(await connection.read_response())
-            except ResponseError as error:
-                replies.append(error)
+        replies = await aread_plainly(connection, fields + 3)  # "OK", "QUEUED"s, EXEC's
     except BaseException:
         await connection.disconnect()
         raise
@@ -294,7 +289,7 @@ def _read_replies(connection: Any, count: int) -> list[Any]:
     ``Connection.read_response`` raises them."""
     parser = getattr(connection, "_parser", None)
     if parser is None:
-        return _read_plainly(connection, count)
+        return read_plainly(connection, count)
     reader = getattr(parser, "_reader", None)
     replies: list[Any] = []
     try:
@@ -323,11 +318,24 @@ def _read_replies(connection: Any, count: int) -> list[Any]:
     return replies
 
 
-def _read_plainly(connection: Any, count: int) -> list[Any]:
+def read_plainly(connection: Any, count: int) -> list[Any]:
+    """``count`` replies read the usual way (``Connection.read_response``), error replies
+    returned rather than raised: every reply is read, so the connection stays in step."""
     replies: list[Any] = []
     for _ in range(count):
         try:
             replies.append(connection.read_response())
+        except ResponseError as error:
+            replies.append(error)
+    return replies
+
+
+async def aread_plainly(connection: Any, count: int) -> list[Any]:
+    """:func:`read_plainly` on an async connection."""
+    replies: list[Any] = []
+    for _ in range(count):
+        try:
+            replies.append(await connection.read_response())
         except ResponseError as error:
             replies.append(error)
     return replies

@@ -94,7 +94,11 @@ class WritePlan:
     def queue(self, batch: Batch, counter: Counter, count: int, timestamp: float) -> None:
         """Queue one increment on ``batch``: it joins the increments of the same counter queued
         right before it while their finest slices fall in one :meth:`fold_block`, as one call
-        (:class:`IncrementRun`); the increment itself costs an append."""
+        (:class:`IncrementRun`); the increment itself costs an append. A batch that does not
+        join (the sender's) gets the increment's own call."""
+        if not batch.joins:
+            batch.add(self.call(counter, count, timestamp))
+            return
         second = math.floor(timestamp)
         block = second // (self.block or self.fold_block())
         run = batch.open_run
@@ -106,10 +110,8 @@ class WritePlan:
         ):
             run.seconds.append(second)
             run.counts.append(count)
-        elif batch.joins:
-            batch.open(IncrementRun(self, counter, block, [second], [count]))
         else:
-            batch.add(self.call(counter, count, timestamp))
+            batch.open(IncrementRun(self, counter, block, [second], [count]))
 
 
 @dataclass(slots=True)

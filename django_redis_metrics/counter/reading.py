@@ -117,9 +117,7 @@ def _whole_window(
 def series(counter: Counter, precision: int) -> list[tuple[int, int]] | None:
     """``counter.series(precision)`` in one request on a plain client; else ``None``."""
     precision = counter._check_precision(precision)
-    if counter.samples > counter.READ_CHUNK:
-        return None
-    found = _read(counter, precision)
+    found = _read(counter, precision) if counter.samples <= counter.READ_CHUNK else None
     return None if found is None else _combined(counter, found, None, precision, 0)
 
 
@@ -141,9 +139,7 @@ async def arecent(
 async def aseries(counter: Counter, precision: int) -> list[tuple[int, int]] | None:
     """:func:`series` on the loop's client (``Counter.aseries``)."""
     precision = counter._check_precision(precision)
-    if counter.samples > counter.READ_CHUNK:
-        return None
-    found = await _aread(counter, precision)
+    found = await _aread(counter, precision) if counter.samples <= counter.READ_CHUNK else None
     if found is None:
         return None
     own, theirs = _own_and_theirs(counter, found, None, precision, 0)
@@ -241,12 +237,7 @@ def read_whole(
         except (ConnectionError, TimeoutError, OSError):
             connection.disconnect()
             return None
-        replies: list[Any] = []
-        for _ in range(_replies(listing, resp3)):
-            try:
-                replies.append(connection.read_response())
-            except ResponseError as error:  # every reply is read all the same: in step
-                replies.append(error)
+        replies = transaction.read_plainly(connection, _replies(listing, resp3))
     except (ConnectionError, TimeoutError, OSError):
         connection.disconnect()  # replies may be left unread: a read is sent again instead
         return None
@@ -271,12 +262,7 @@ async def aread_whole(
         except (ConnectionError, TimeoutError, OSError):
             await connection.disconnect()
             return None
-        replies: list[Any] = []
-        for _ in range(_replies(listing, resp3)):
-            try:
-                replies.append(await connection.read_response())
-            except ResponseError as error:
-                replies.append(error)
+        replies = await transaction.aread_plainly(connection, _replies(listing, resp3))
     except (ConnectionError, TimeoutError, OSError):
         await connection.disconnect()
         return None
