@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -112,6 +113,27 @@ def measured(
     return {"rate": count / elapsed, "server_us": stats.usec(inside) / count}
 
 
+def each_second(
+    stats: Stats, names: list[Any], seconds: int, warm: int, write: Callable[[Any], object]
+) -> dict[str, float]:
+    """``write(name)`` for every one of ``names`` once a second, for ``warm`` seconds and then
+    ``seconds`` measured ones, each second's writes starting just after the clock's second
+    begins: every write opens its 1 s slice. Throughput over the time spent writing only."""
+    active = 0.0
+    for second in range(warm + seconds):
+        now = time.time()
+        time.sleep(math.ceil(now) - now + 0.01)
+        if second == warm:
+            stats.reset()
+        started = time.perf_counter()
+        for name in names:
+            write(name)
+        if second >= warm:
+            active += time.perf_counter() - started
+    count = len(names) * seconds
+    return {"rate": count / active, "server_us": stats.usec() / count}
+
+
 #: What a counter's read runs inside its transaction (``counter/reading.py``): the listing of
 #: its series beside it counts, the HKEYS and HVALS only as part of EXEC.
 READ_INSIDE = ("hkeys", "hvals")
@@ -129,6 +151,8 @@ def ours_round(url: str, tag: str, options: dict[str, int]) -> dict[str, Any]:
     hits.incr()  # the script loaded, the counter listed: steady state only
     out["incr"] = measured(stats, n, lambda: [hits.incr() for _ in range(n)])
     out["incr_add"] = out["incr"]  # the same call, against another peer command
+    openers = [Counter(f"{tag}:open:{i}") for i in range(options["openers"])]
+    out["open"] = each_second(stats, openers, options["open_seconds"], 2, lambda c: c.incr())
     bulk, size, reps = Counter(f"{tag}:bulk"), 1000, options["bulk_reps"]
     block = [(int(now) - 100 + i % 100, 1) for i in range(size)]  # ten a second, kept by both
     bulk.incr_many(block)
@@ -179,6 +203,12 @@ def peer_round(url: str, tag: str, options: dict[str, int]) -> dict[str, Any]:
     for name in ("incr", "incr_add", "bulk", "day"):
         series(f"{tag}:{name}")
     ts.incrby(f"{tag}:incr", 1)
+    openers = [f"{tag}:open:{i}" for i in range(options["openers"])]
+    for key in openers:
+        series(key)
+    out["open"] = each_second(
+        stats, openers, options["open_seconds"], 2, lambda key: ts.incrby(key, 1)
+    )
     out["incr"] = measured(stats, n, lambda: [ts.incrby(f"{tag}:incr", 1) for _ in range(n)])
     out["incr_add"] = measured(
         stats, n, lambda: [ts.add(f"{tag}:incr_add", "*", 1, on_duplicate="sum") for _ in range(n)]
@@ -216,6 +246,7 @@ def peer_round(url: str, tag: str, options: dict[str, int]) -> dict[str, Any]:
 FIGURES = (
     ("incr one by one", "incr", "`incr()`", "`TS.INCRBY`"),
     ("incr one by one", "incr_add", "`incr()`", "`TS.ADD ... ON_DUPLICATE SUM`"),
+    ("one by one, each opening a 1 s slice", "open", "`incr()`", "`TS.INCRBY`"),
     ("bulk, 1000 per call over the last 100 s", "incr_many", "`incr_many`", "`TS.MADD`"),
     ("a day at one a second", "day", "`Batch` of 1000", "pipelined `TS.INCRBY`"),
     ("last 120 minutes", "recent", "`recent(60, 120)`", "`TS.RANGE`"),
@@ -253,6 +284,8 @@ def main() -> None:
     parser.add_argument("--one-by-one", type=int, default=5000, help="incr() calls per round")
     parser.add_argument("--bulk-reps", type=int, default=10, help="TS.MADD / incr_many calls")
     parser.add_argument("--reads", type=int, default=1000, help="reads per round")
+    parser.add_argument("--openers", type=int, default=500, help="counters written each second")
+    parser.add_argument("--open-seconds", type=int, default=4, help="seconds of those writes")
     parser.add_argument("--baseline", default=BASELINE_REF, help="git ref of the baseline")
     parser.add_argument("--no-baseline", action="store_true")
     args = parser.parse_args()
@@ -265,7 +298,13 @@ def main() -> None:
 
     server = RedisServer(options=("--loadmodule", str(module))).start()
     os.environ.pop("LD_LIBRARY_PATH")
-    options = {"one_by_one": args.one_by_one, "bulk_reps": args.bulk_reps, "reads": args.reads}
+    options = {
+        "one_by_one": args.one_by_one,
+        "bulk_reps": args.bulk_reps,
+        "reads": args.reads,
+        "openers": args.openers,
+        "open_seconds": args.open_seconds,
+    }
     try:
         configure(server.url, "ours")
         tree = None if args.no_baseline else baseline_tree(args.baseline)

@@ -241,22 +241,37 @@ async def asend_incr(
     client: redis.asyncio.Redis, request: IncrRequest, amount: int
 ) -> list[Any] | None:
     """:func:`send_incr` on an async client (its replies read the usual way)."""
+    return await _aexec(
+        client, lambda connection: request.request(connection, amount), len(request.fields) + 1
+    )
+
+
+async def aexec_packed(
+    client: redis.asyncio.Redis, build: Callable[[Any], bytes], count: int
+) -> list[Any] | None:
+    """:func:`exec_packed` on an async client."""
+    return await _aexec(client, lambda connection: build(connection) + EXEC, count)
+
+
+async def _aexec(
+    client: redis.asyncio.Redis, pack: Callable[[Any], bytes], count: int
+) -> list[Any] | None:
+    """:func:`_exec` on an async client (its replies read the usual way)."""
     pool = client.connection_pool
     connection: Any = await pool.get_connection()  # type: ignore[no-untyped-call]
-    fields = len(request.fields)
     try:
         try:
-            await connection.send_packed_command([request.request(connection, amount)])
+            await connection.send_packed_command([pack(connection)])
         except (ConnectionError, TimeoutError, OSError):
             await connection.disconnect()
             return None
-        replies = await aread_plainly(connection, fields + 3)  # "OK", "QUEUED"s, EXEC's
+        replies = await aread_plainly(connection, count + 2)  # "OK", "QUEUED"s, EXEC's
     except BaseException:
         await connection.disconnect()
         raise
     finally:
         await pool.release(connection)
-    return _outcome(replies, fields + 1, pool)
+    return _outcome(replies, count, pool)
 
 
 def _outcome(replies: list[Any], count: int, pool: Any) -> list[Any] | None:

@@ -34,6 +34,7 @@ one by one, ``sending/``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -41,14 +42,16 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import ResponseError
 
-from ..core import catalogue, transaction
+from ..core import catalogue, server_clock, transaction
 from ..core.batch import ScriptCall, calls_steps, run_calls
 from ..core.connection import AnyRedisClient, AsyncRedisClient, RedisClient
 from ..core.drive import adrive
 from ..core.keys import catalogue_key
 from ..core.retention import MAX_AHEAD
 from ..core.scripts import ScriptLibrary
+from ..core.server_clock import Reading
 from ..core.steps import Steps
+from . import opening
 from .keys import KIND
 
 if TYPE_CHECKING:
@@ -70,6 +73,10 @@ class Opened:
     low: int
     high: int
     request: transaction.IncrRequest
+    #: Whether the Redis clock had reached every one of ``starts`` when they were written (so
+    #: each head is at least there): only then may a later increment open the next slices as a
+    #: transaction (``opening.py``).
+    reached: bool
 
     @property
     def fields_base(self) -> str:
@@ -90,21 +97,27 @@ def fact_of(client: RedisClient, base: str, samples: int, precisions: Sequence[i
     return transaction.where(client), base, samples, tuple(precisions)  # type: ignore[arg-type]
 
 
-def record(fact: Fact, starts: tuple[int, ...]) -> None:
-    """A script call wrote to ``starts`` (and listed the counter): later increments of the same
-    slices may take the transaction."""
+def record(fact: Fact, starts: tuple[int, ...], reached: bool = False) -> None:
+    """A script call (or an opening transaction) wrote to ``starts`` and the counter is listed:
+    later increments of the same slices may take the transaction; ``reached``: the Redis clock
+    had reached them (:attr:`Opened.reached`)."""
     known = _opened.get(fact)
-    if known is not None and known.starts == starts:
+    if known is not None and known.starts == starts and known.reached >= reached:
         return
     if known is None and len(_opened) >= OPENED_SIZE:
         _opened.clear()
+    _opened[fact] = _opened_at(fact, starts, reached)
+
+
+def _opened_at(fact: Fact, starts: tuple[int, ...], reached: bool) -> Opened:
+    """What the process knows once ``starts`` of ``fact`` were written."""
     base, precisions = fact[1], fact[3]
     meta = f"{base}:meta"
     keys = [meta, *(f"{base}:{p}" for p in precisions)]
     fields = [(key, str(start)) for key, start in zip(keys[1:], starts, strict=True)]
     fields.append((meta, "t"))
     high = min(start + precision for start, precision in zip(starts, precisions, strict=True))
-    _opened[fact] = Opened(starts, max(starts), high, transaction.IncrRequest(keys, fields))
+    return Opened(starts, max(starts), high, transaction.IncrRequest(keys, fields), reached)
 
 
 def follow_up(
@@ -114,12 +127,20 @@ def follow_up(
     need be, and, where the fast path runs (``fact``), its slices recorded as opened."""
     if fact is None:
         return counter._listing_steps
-    return partial(_recorded, counter, fact, starts)
+    return partial(_recorded, counter, client, fact, starts, time.monotonic())
 
 
-def _recorded(counter: Counter, fact: Fact, starts: tuple[int, ...], unlisted: Any) -> Steps[None]:
+def _recorded(
+    counter: Counter,
+    client: AnyRedisClient,
+    fact: Fact,
+    starts: tuple[int, ...],
+    built: float,
+    unlisted: Any,
+) -> Steps[None]:
     if not int(unlisted):
-        record(fact, starts)
+        clock = server_clock.cached(client)  # the call was built before it was sent
+        record(fact, starts, clock is not None and max(starts) <= clock.earliest(built))
     yield from counter._listing_steps(unlisted)
 
 
@@ -142,20 +163,50 @@ def _ready(fact: Fact | None, timestamp: float, count: int) -> Opened | None:
 DONE, ERROR = "", "error"
 
 
-def _verdict(fact: Fact, opened: Opened, replies: list[Any], count: int) -> str:
-    """:data:`DONE`, :data:`ERROR` (the fact forgotten), or the repair's flags."""
+def _verdict(
+    fact: Fact, request: transaction.IncrRequest, replies: list[Any], count: int, opens: Any = ()
+) -> str:
+    """:data:`DONE`, :data:`ERROR` (the fact forgotten), or the repair's flags. ``opens``: per
+    precision, whether its slice was opened by this transaction (a new field is expected there);
+    the replies after the lifetime total's are the opening's upkeep."""
     results = replies[1:]
-    keys = len(opened.request.keys)
+    keys = len(request.keys)
     if replies[0] == keys and count not in results and set(map(type, results)) == {int}:
         return DONE  # the steady case: every key there, no slice made here, no error
     if any(isinstance(result, ResponseError) for result in results):
         _opened.pop(fact, None)
         return ERROR
     missing = replies[0] != keys
-    flags = "".join(_flag(result == count, missing) for result in results[:-1])
-    if missing and results[-1] == count:  # the meta hash may have been made here: all upkeep
-        flags = "2" * len(opened.starts)
+    slices = len(request.fields) - 1
+    flags = "".join(
+        _flag(result == count, missing, bool(opens and opens[i]))
+        for i, result in enumerate(results[:slices])
+    )
+    if missing and results[slices] == count:  # the meta hash may have been made here: all upkeep
+        flags = "2" * slices
     return flags if flags.strip("0") else DONE
+
+
+def _live(fact: Fact, timestamp: float) -> bool:
+    """Whether an increment at ``timestamp`` is recent by this process's clock (within its
+    finest window): worth a reading of the Redis clock, for the opening path."""
+    wall = time.time()
+    return wall - fact[2] * min(fact[3]) < timestamp <= wall + 1
+
+
+def _opening(
+    fact: Fact | None, timestamp: float, count: int, clock: Reading | None
+) -> tuple[opening.Opening, Opened] | None:
+    """What an increment that opens slices sends, and what the process knows once it ran."""
+    if fact is None or count == 0 or clock is None or not clock.expire_gt:
+        return None
+    known = _opened.get(fact)
+    if known is None or not known.reached:
+        return None
+    planned = opening.plan(fact, known, timestamp, clock, time.monotonic())
+    if planned is None:
+        return None
+    return planned, _opened_at(fact, planned.starts, True)
 
 
 def try_incr(
@@ -163,17 +214,44 @@ def try_incr(
 ) -> bool:
     """Add ``count`` to the slices of ``timestamp`` of ``counter`` (its fast path key ``fact``,
     ``None`` where it never runs) as a bare transaction, if this process saw a script call
-    accept those very slices; whether it did (``False``: the caller sends the script)."""
+    accept those very slices, or can open the next ones (``opening.py``); whether it did
+    (``False``: the caller sends the script)."""
+    plain: Any = client
     opened = _ready(fact, timestamp, count)
-    if opened is None:
+    if opened is not None:
+        replies = transaction.send_incr(plain, opened.request, count)
+        return replies is not None and _settled(counter, plain, fact, opened, replies, count, ())
+    live = fact is not None and fact in _opened and _live(fact, timestamp)
+    prepared = _opening(fact, timestamp, count, server_clock.reading(plain) if live else None)
+    if prepared is None:
         return False
-    replies = transaction.send_incr(client, opened.request, count)  # type: ignore[arg-type]
-    if replies is None:
+    planned, opened = prepared
+    replies = transaction.exec_packed(
+        plain,
+        lambda connection: planned.pack(connection, opened.request.request(connection, count)),
+        len(opened.request.fields) + 1 + len(planned.upkeep),
+    )
+    if replies is None or not _settled(counter, plain, fact, opened, replies, count, planned.opens):
         return False
-    verdict = _verdict(fact, opened, replies, count)  # type: ignore[arg-type]
+    _opened[fact] = opened  # type: ignore[index]
+    return True
+
+
+def _settled(
+    counter: Counter,
+    client: Any,
+    fact: Any,
+    opened: Opened,
+    replies: list[Any],
+    count: int,
+    opens: Any,
+) -> bool:
+    """Act on a transaction's replies: nothing, a repair, or the take-back of an error reply
+    (``False``: the caller sends the script, which refuses the write as always)."""
+    verdict = _verdict(fact, opened.request, replies, count, opens)
     if verdict == ERROR:
-        ran = _ran(opened.request.fields, replies[1:])
-        if ran and transaction.incr_if_present(client, [ran[0][0]], ran, -count) is None:  # type: ignore[arg-type]
+        ran = _ran(opened.request.fields, replies[1 : len(opened.request.fields) + 1])
+        if ran and transaction.incr_if_present(client, [ran[0][0]], ran, -count) is None:
             raise ResponseError(TAKE_BACK_FAILED)
         return False
     if verdict:
@@ -186,19 +264,48 @@ async def atry_incr(
     counter: Counter, client: AsyncRedisClient, fact: Fact | None, timestamp: float, count: int
 ) -> bool:
     """:func:`try_incr` on an async client (a plain single node, ``fact`` says)."""
-    opened = _ready(fact, timestamp, count)
-    if opened is None:
-        return False
     plain: Any = client
-    replies = await transaction.asend_incr(plain, opened.request, count)
-    if replies is None:
+    opened = _ready(fact, timestamp, count)
+    if opened is not None:
+        replies = await transaction.asend_incr(plain, opened.request, count)
+        return replies is not None and await _asettled(
+            counter, plain, fact, opened, replies, count, ()
+        )
+    live = fact is not None and fact in _opened and _live(fact, timestamp)
+    clock = await server_clock.areading(plain) if live else None
+    prepared = _opening(fact, timestamp, count, clock)
+    if prepared is None:
         return False
-    verdict = _verdict(fact, opened, replies, count)  # type: ignore[arg-type]
+    planned, opened = prepared
+    replies = await transaction.aexec_packed(
+        plain,
+        lambda connection: planned.pack(connection, opened.request.request(connection, count)),
+        len(opened.request.fields) + 1 + len(planned.upkeep),
+    )
+    if replies is None or not await _asettled(
+        counter, plain, fact, opened, replies, count, planned.opens
+    ):
+        return False
+    _opened[fact] = opened  # type: ignore[index]
+    return True
+
+
+async def _asettled(
+    counter: Counter,
+    client: Any,
+    fact: Any,
+    opened: Opened,
+    replies: list[Any],
+    count: int,
+    opens: Any,
+) -> bool:
+    """:func:`_settled` on an async client."""
+    verdict = _verdict(fact, opened.request, replies, count, opens)
     if verdict == ERROR:
-        ran = _ran(opened.request.fields, replies[1:])
+        ran = _ran(opened.request.fields, replies[1 : len(opened.request.fields) + 1])
         if ran:
             back = transaction.IncrRequest([ran[0][0]], ran)
-            if await transaction.asend_incr(plain, back, -count) is None:
+            if await transaction.asend_incr(client, back, -count) is None:
                 raise ResponseError(TAKE_BACK_FAILED)
         return False
     if verdict:
@@ -207,8 +314,8 @@ async def atry_incr(
     return True
 
 
-def _flag(new: bool, missing: bool) -> str:
-    if not new:
+def _flag(new: bool, missing: bool, opened_here: bool) -> str:
+    if not new or (opened_here and not missing):
         return "0"
     return "2" if missing else "1"
 

