@@ -152,7 +152,7 @@ def ours_round(url: str, tag: str, options: dict[str, int]) -> dict[str, Any]:
     out["incr"] = measured(stats, n, lambda: [hits.incr() for _ in range(n)])
     out["incr_add"] = out["incr"]  # the same call, against another peer command
     openers = [Counter(f"{tag}:open:{i}") for i in range(options["openers"])]
-    out["open"] = each_second(stats, openers, options["open_seconds"], 2, lambda c: c.incr())
+    out["open"] = each_second(stats, openers, options["open_seconds"], 3, lambda c: c.incr())
     bulk, size, reps = Counter(f"{tag}:bulk"), 1000, options["bulk_reps"]
     block = [(int(now) - 100 + i % 100, 1) for i in range(size)]  # ten a second, kept by both
     bulk.incr_many(block)
@@ -207,7 +207,7 @@ def peer_round(url: str, tag: str, options: dict[str, int]) -> dict[str, Any]:
     for key in openers:
         series(key)
     out["open"] = each_second(
-        stats, openers, options["open_seconds"], 2, lambda key: ts.incrby(key, 1)
+        stats, openers, options["open_seconds"], 3, lambda key: ts.incrby(key, 1)
     )
     out["incr"] = measured(stats, n, lambda: [ts.incrby(f"{tag}:incr", 1) for _ in range(n)])
     out["incr_add"] = measured(

@@ -87,10 +87,11 @@ def _template(
     fields: Sequence[tuple[str, str]] | None,
     connection: Any,
 ) -> tuple[bytes, tuple[bytes, ...]]:
-    """The constant parts of a request, packed once per key tuple by the connection's own
-    packer (which decides how a key is encoded: with hiredis, UTF-8): ``MULTI`` and ``EXISTS
-    keys``, then ``command key`` for each key (``fields`` is ``None``) or ``command key field``
-    for each of ``fields``, its header counting four arguments: the rest follow (:func:`bulk`)."""
+    """The constant parts of a request, packed once per key tuple by the connection's own packer
+    (which decides how a key is encoded: with hiredis, UTF-8): ``MULTI`` and ``EXISTS keys`` (none:
+    no ``EXISTS``), then ``command key`` for each key (``fields`` is ``None``) or ``command key
+    field`` for each of ``fields``, its header counting four arguments: the rest follow
+    (:func:`bulk`)."""
     packer = type(getattr(connection, "_command_packer", connection))
     cache_key = (command, tuple(keys), None if fields is None else tuple(fields), packer)
     template = _templates.get(cache_key)
@@ -99,7 +100,7 @@ def _template(
         def packed(*args: Any) -> bytes:
             return b"".join(connection.pack_command(*args))
 
-        head = packed("MULTI") + packed("EXISTS", *keys)
+        head = packed("MULTI") + (packed("EXISTS", *keys) if keys else b"")
         targets = [(key,) for key in keys] if fields is None else list(fields)
         # "*<n>" as packed, made "*4": the other arguments follow.
         queued = tuple(
@@ -193,7 +194,8 @@ def _exec(client: redis.Redis, pack: Callable[[Any], bytes], count: int) -> list
 class IncrRequest:
     """The request of ``MULTI; EXISTS keys; HINCRBY key field amount`` for each of ``fields``;
     ``EXEC`` for one set of keys and fields (a counter's slices while they stay its latest):
-    packed once per packer, the request of an amount of 1, the usual one, kept whole."""
+    packed once per packer, the request of an amount of 1, the usual one, kept whole. No
+    ``keys``: no ``EXISTS`` (each of its keys costs Redis as much as an ``HINCRBY``)."""
 
     __slots__ = ("_packed", "fields", "keys")
 
@@ -202,6 +204,11 @@ class IncrRequest:
         #: (packer type, head, each HINCRBY up to its amount, the whole request of 1): one
         #: tuple, replaced whole, so threads sharing the request never see half of it.
         self._packed: tuple[type, bytes, tuple[bytes, ...], bytes] | None = None
+
+    @property
+    def commands(self) -> int:
+        """How many commands the transaction runs (EXEC's replies)."""
+        return len(self.fields) + (1 if self.keys else 0)
 
     def request(self, connection: Any, amount: int) -> bytes:
         """The packed request adding ``amount``, by ``connection``'s packer."""
@@ -230,11 +237,9 @@ def incr_if_present(
 
 def send_incr(client: redis.Redis, request: IncrRequest, amount: int) -> list[Any] | None:
     """``request`` adding ``amount``, in one round trip (:func:`_exec`); returns EXEC's replies
-    (the number of its keys that existed, then each HINCRBY's result or its
+    (the number of its keys that existed, if it has keys, then each HINCRBY's result or its
     :class:`ResponseError`), or ``None`` when nothing ran."""
-    return _exec(
-        client, lambda connection: request.request(connection, amount), len(request.fields) + 1
-    )
+    return _exec(client, lambda connection: request.request(connection, amount), request.commands)
 
 
 async def asend_incr(
@@ -242,7 +247,7 @@ async def asend_incr(
 ) -> list[Any] | None:
     """:func:`send_incr` on an async client (its replies read the usual way)."""
     return await _aexec(
-        client, lambda connection: request.request(connection, amount), len(request.fields) + 1
+        client, lambda connection: request.request(connection, amount), request.commands
     )
 
 

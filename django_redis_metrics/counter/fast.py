@@ -1,5 +1,5 @@
 """One increment as a bare transaction, when it falls in slices a script call of this process
-opened: ``MULTI; EXISTS meta slices; HINCRBY`` per precision ``; HINCRBY meta t; EXEC``.
+opened: ``MULTI; HINCRBY`` per precision ``; HINCRBY meta t; EXEC``.
 
 ``counter_incr.lua`` does upkeep only when a write opens a slice (retention trim, heads, TTLs,
 samples, listing) and reads the Redis clock to refuse slices too far ahead. An increment of the
@@ -10,13 +10,14 @@ slice the script accepted is never refused as ahead. Such an increment is a hand
 commands, no Lua (about a third of the script's server time, and less to pack).
 
 Whatever the process's memory says, Redis may disagree (a key evicted, expired or deleted, the
-counter retired by the cleaner, a slice trimmed by a later write elsewhere): ``EXISTS`` tells a
-missing key, an ``HINCRBY`` answering the count itself a slice it made. The script's repair form
-then runs next (one more round trip, rare) and does what the script does for a slice that
-opened, the key's TTL set again: retention, TTL safety net, meta and listing are as the script
-leaves them, only not in the same round trip. An error reply (a key of another type, an
-overflow) has the increments that ran taken back in one more transaction and returns ``False``:
-the caller sends the script, which refuses the write as always.
+counter retired by the cleaner, a slice trimmed by a later write elsewhere): an ``HINCRBY``
+answering the count itself made its field, so its slice, maybe its key (the lifetime total's: maybe
+the meta hash). The script's repair form then runs next (one more round trip, rare) and does what
+the script does for a slice that opened, the key's TTL set again (an ``EXISTS`` of the keys to tell
+a missing key from a trimmed slice cost Redis as much as the increments): retention, TTL safety net,
+meta and listing are as the script leaves them, only not in the same round trip. An error reply (a
+key of another type, an overflow) has the increments that ran taken back in one more transaction and
+returns ``False``: the caller sends the script, which refuses the write as always.
 
 Only for a plain single-node client, sync or async (``core/transaction.py``: ``aincr`` awaits
 the same transaction); on a cluster, in a ``Batch`` and for ``defer=True`` the script runs as
@@ -77,11 +78,14 @@ class Opened:
     #: each head is at least there): only then may a later increment open the next slices as a
     #: transaction (``opening.py``).
     reached: bool
+    #: Per precision, the monotonic instant until which this process knows its hash lives (a
+    #: TTL it set itself; 0: unknown).
+    alive: tuple[float, ...]
 
     @property
     def fields_base(self) -> str:
         """The counter's key base (its meta key without ``:meta``)."""
-        return self.request.keys[0].removesuffix(":meta")
+        return self.request.fields[-1][0].removesuffix(":meta")
 
 
 #: Counters whose latest slices a script call of this process opened (or added to), with those
@@ -92,8 +96,8 @@ _opened: dict[Fact, Opened] = {}
 
 def fact_of(client: RedisClient, base: str, samples: int, precisions: Sequence[int]) -> Fact:
     """What :data:`_opened` is keyed by (``client`` a plain single-node one: its pool says which
-    server it talks to; a mistaken server only costs a repair, as ``EXISTS`` and the replies
-    tell what Redis really holds)."""
+    server it talks to; a mistaken server only costs a repair, as the replies tell what Redis
+    really holds)."""
     return transaction.where(client), base, samples, tuple(precisions)  # type: ignore[arg-type]
 
 
@@ -109,15 +113,18 @@ def record(fact: Fact, starts: tuple[int, ...], reached: bool = False) -> None:
     _opened[fact] = _opened_at(fact, starts, reached)
 
 
-def _opened_at(fact: Fact, starts: tuple[int, ...], reached: bool) -> Opened:
+def _opened_at(
+    fact: Fact, starts: tuple[int, ...], reached: bool, alive: tuple[float, ...] | None = None
+) -> Opened:
     """What the process knows once ``starts`` of ``fact`` were written."""
     base, precisions = fact[1], fact[3]
     meta = f"{base}:meta"
-    keys = [meta, *(f"{base}:{p}" for p in precisions)]
-    fields = [(key, str(start)) for key, start in zip(keys[1:], starts, strict=True)]
+    keys = [f"{base}:{p}" for p in precisions]
+    fields = [(key, str(start)) for key, start in zip(keys, starts, strict=True)]
     fields.append((meta, "t"))
     high = min(start + precision for start, precision in zip(starts, precisions, strict=True))
-    return Opened(starts, max(starts), high, transaction.IncrRequest(keys, fields), reached)
+    request = transaction.IncrRequest((), fields)
+    return Opened(starts, max(starts), high, request, reached, alive or (0.0,) * len(starts))
 
 
 def follow_up(
@@ -166,24 +173,21 @@ DONE, ERROR = "", "error"
 def _verdict(
     fact: Fact, request: transaction.IncrRequest, replies: list[Any], count: int, opens: Any = ()
 ) -> str:
-    """:data:`DONE`, :data:`ERROR` (the fact forgotten), or the repair's flags. ``opens``: per
-    precision, whether its slice was opened by this transaction (a new field is expected there);
-    the replies after the lifetime total's are the opening's upkeep."""
-    results = replies[1:]
-    keys = len(request.keys)
-    if replies[0] == keys and count not in results and set(map(type, results)) == {int}:
-        return DONE  # the steady case: every key there, no slice made here, no error
-    if any(isinstance(result, ResponseError) for result in results):
+    """:data:`DONE`, :data:`ERROR` (the fact forgotten), or the repair's flags. ``replies``: each
+    slice's ``HINCRBY``, the lifetime total's, then an opening's upkeep; ``opens``: per
+    precision, whether this transaction opened its slice (a new field is expected there)."""
+    if count not in replies and set(map(type, replies)) == {int}:
+        return DONE  # the steady case: no slice made here, no error
+    if any(isinstance(result, ResponseError) for result in replies):
         _opened.pop(fact, None)
         return ERROR
-    missing = replies[0] != keys
     slices = len(request.fields) - 1
+    if replies[slices] == count:  # the meta hash may have been made here: all upkeep
+        return "2" * slices
     flags = "".join(
-        _flag(result == count, missing, bool(opens and opens[i]))
-        for i, result in enumerate(results[:slices])
+        "2" if result == count and not (opens and opens[i]) else "0"
+        for i, result in enumerate(replies[:slices])
     )
-    if missing and results[slices] == count:  # the meta hash may have been made here: all upkeep
-        flags = "2" * slices
     return flags if flags.strip("0") else DONE
 
 
@@ -206,7 +210,7 @@ def _opening(
     planned = opening.plan(fact, known, timestamp, clock, time.monotonic())
     if planned is None:
         return None
-    return planned, _opened_at(fact, planned.starts, True)
+    return planned, _opened_at(fact, planned.starts, True, planned.alive)
 
 
 def try_incr(
@@ -229,7 +233,7 @@ def try_incr(
     replies = transaction.exec_packed(
         plain,
         lambda connection: planned.pack(connection, opened.request.request(connection, count)),
-        len(opened.request.fields) + 1 + len(planned.upkeep),
+        len(opened.request.fields) + len(planned.upkeep),
     )
     if replies is None or not _settled(counter, plain, fact, opened, replies, count, planned.opens):
         return False
@@ -250,8 +254,8 @@ def _settled(
     (``False``: the caller sends the script, which refuses the write as always)."""
     verdict = _verdict(fact, opened.request, replies, count, opens)
     if verdict == ERROR:
-        ran = _ran(opened.request.fields, replies[1 : len(opened.request.fields) + 1])
-        if ran and transaction.incr_if_present(client, [ran[0][0]], ran, -count) is None:
+        ran = _ran(opened.request.fields, replies[: len(opened.request.fields)])
+        if ran and transaction.incr_if_present(client, (), ran, -count) is None:
             raise ResponseError(TAKE_BACK_FAILED)
         return False
     if verdict:
@@ -280,7 +284,7 @@ async def atry_incr(
     replies = await transaction.aexec_packed(
         plain,
         lambda connection: planned.pack(connection, opened.request.request(connection, count)),
-        len(opened.request.fields) + 1 + len(planned.upkeep),
+        len(opened.request.fields) + len(planned.upkeep),
     )
     if replies is None or not await _asettled(
         counter, plain, fact, opened, replies, count, planned.opens
@@ -302,9 +306,9 @@ async def _asettled(
     """:func:`_settled` on an async client."""
     verdict = _verdict(fact, opened.request, replies, count, opens)
     if verdict == ERROR:
-        ran = _ran(opened.request.fields, replies[1 : len(opened.request.fields) + 1])
+        ran = _ran(opened.request.fields, replies[: len(opened.request.fields)])
         if ran:
-            back = transaction.IncrRequest([ran[0][0]], ran)
+            back = transaction.IncrRequest((), ran)
             if await transaction.asend_incr(client, back, -count) is None:
                 raise ResponseError(TAKE_BACK_FAILED)
         return False

@@ -13,10 +13,18 @@ within the window of any head another writer may have moved to::
     HINCRBY <hash> <start> <count>            -- per precision, as the steady transaction
     HINCRBY meta t <count>
     HDEL <hash> <the starts that fell out>    -- per precision whose slice opens: from the
-    PEXPIRE <hash> <2 x retention>            --   known head's window to the new one's
+                                              --   known head's window to the new one's
+    PEXPIRE <hash> <2 x retention> [NX]       -- NX until half the TTL it knows passed
     HSET meta h:<p> <start> ...               -- the heads
     PEXPIRE meta <the longest of those> GT    -- the meta hash outlives every slice hash
     EXEC
+
+A process knows a TTL it set itself (it never shortens: the script only sets a later one, the
+cleaner's compaction keeps it), so an opening refreshes it as the script does, once half of it
+has passed: the first opening of each precision after a script call, then every half TTL (121
+s at 1 s precision with 120 samples). In between, ``NX`` gives a TTL only to a hash the opening
+made again (deleted, evicted), and writes nothing otherwise (no ``PEXPIREAT`` propagated to
+replicas and the AOF on every opening).
 
 The deletion is a superset of the script's (the known head is at most the real one), so a
 hash never holds more than its samples. The heads are written as they are: two processes
@@ -54,6 +62,8 @@ class Opening:
     opens: tuple[bool, ...]
     #: The commands after the lifetime total's ``HINCRBY``, as argument tuples.
     upkeep: tuple[tuple[Any, ...], ...]
+    #: :attr:`Opened.alive` once it ran.
+    alive: tuple[float, ...]
 
     def pack(self, connection: Any, steady: bytes) -> bytes:
         """The request up to its ``EXEC``: the steady transaction's (``steady``, whole), then
@@ -77,8 +87,9 @@ def plan(fact: Fact, known: Opened, timestamp: float, clock: Reading, now: float
     upkeep: list[tuple[Any, ...]] = []
     heads: list[Any] = []
     opens: list[bool] = []
+    alive = list(known.alive)
     longest = 0
-    for precision, old, new in zip(precisions, known.starts, starts, strict=True):
+    for i, (precision, old, new) in enumerate(zip(precisions, known.starts, starts, strict=True)):
         window = samples * precision
         if new <= (latest // precision) * precision - window:
             return None  # maybe past the window of a head another writer moved
@@ -88,16 +99,21 @@ def plan(fact: Fact, known: Opened, timestamp: float, clock: Reading, now: float
         if new < old or new - old > OPEN_GAP * precision:
             return None
         key = f"{base}:{precision}"
-        ttl = 2 * (samples + 1) * precision * 1000
         fallen = range(old - window + precision, new - window + precision, precision)
         upkeep.append(("HDEL", key, *fallen))
-        upkeep.append(("PEXPIRE", key, ttl))
+        ttl = 2 * (samples + 1) * precision
+        if alive[i] - now < ttl / 2:  # as the script: refreshed once half of it has passed
+            upkeep.append(("PEXPIRE", key, ttl * 1000))
+            alive[i] = now + ttl
+            longest = max(longest, ttl)
+        else:  # a hash made again here (deleted, evicted) gets its TTL; else nothing changes
+            upkeep.append(("PEXPIRE", key, ttl * 1000, "NX"))
         heads += [f"h:{precision}", new]
         opens.append(True)
-        longest = max(longest, ttl)
     if not heads:
         return None  # nothing opens: the steady transaction's case
     meta = f"{base}:meta"
     upkeep.append(("HSET", meta, *heads))
-    upkeep.append(("PEXPIRE", meta, longest, "GT"))
-    return Opening(starts, tuple(opens), tuple(upkeep))
+    if longest:
+        upkeep.append(("PEXPIRE", meta, longest * 1000, "GT"))
+    return Opening(starts, tuple(opens), tuple(upkeep), tuple(alive))
