@@ -72,28 +72,25 @@ def bulk(value: bytes) -> bytes:
     return b"$%d\r\n%s\r\n" % (len(value), value)
 
 
-#: Per (command, EXISTS keys, hash fields, packer): the packed MULTI and EXISTS, and each
-#: queued command up to its variable arguments (a SETBIT's offset and 1, a HINCRBY's amount).
+#: Per (command, EXISTS keys, queued keys, packer): the packed MULTI and EXISTS, and each queued
+#: command up to its key (the field, a SETBIT's offset, an amount follow).
 _templates: dict[
-    tuple[str, tuple[str, ...], tuple[tuple[str, str], ...] | None, type],
+    tuple[str, tuple[str, ...], tuple[str, ...], type],
     tuple[bytes, tuple[bytes, ...]],
 ] = {}
 TEMPLATES_SIZE = 10_000
 
 
 def _template(
-    command: str,
-    keys: Sequence[str],
-    fields: Sequence[tuple[str, str]] | None,
-    connection: Any,
+    command: str, keys: Sequence[str], targets: Sequence[str], connection: Any
 ) -> tuple[bytes, tuple[bytes, ...]]:
     """The constant parts of a request, packed once per key tuple by the connection's own packer
-    (which decides how a key is encoded: with hiredis, UTF-8): ``MULTI`` and ``EXISTS keys`` (none:
-    no ``EXISTS``), then ``command key`` for each key (``fields`` is ``None``) or ``command key
-    field`` for each of ``fields``, its header counting four arguments: the rest follow
-    (:func:`bulk`)."""
+    (which decides how a key is encoded: with hiredis, UTF-8): ``MULTI`` and ``EXISTS keys``
+    (none: no ``EXISTS``), then ``command key`` for each of ``targets``, its header counting
+    four arguments: the other two follow (:func:`bulk`). Keyed by keys only, so a counter's
+    requests share one template whatever slices they add to."""
     packer = type(getattr(connection, "_command_packer", connection))
-    cache_key = (command, tuple(keys), None if fields is None else tuple(fields), packer)
+    cache_key = (command, tuple(keys), tuple(targets), packer)
     template = _templates.get(cache_key)
     if template is None:
 
@@ -101,16 +98,29 @@ def _template(
             return b"".join(connection.pack_command(*args))
 
         head = packed("MULTI") + (packed("EXISTS", *keys) if keys else b"")
-        targets = [(key,) for key in keys] if fields is None else list(fields)
-        # "*<n>" as packed, made "*4": the other arguments follow.
-        queued = tuple(
-            b"*4" + packed(command, *target)[len(b"*%d" % (len(target) + 1)) :]
-            for target in targets
-        )
+        # "*2" as packed, made "*4": the other arguments follow.
+        queued = tuple(b"*4" + packed(command, key)[len(b"*2") :] for key in targets)
         if len(_templates) >= TEMPLATES_SIZE:
             _templates.clear()
         template = _templates[cache_key] = (head, queued)
     return template
+
+
+#: ``HINCRBY`` as a queued command's header begins, up to its key.
+_HINCRBY = b"*4\r\n$7\r\nHINCRBY\r\n"
+
+
+def key_bulks(keys: Sequence[str], connection: Any) -> tuple[bytes, ...]:
+    """Each of ``keys`` as a bulk string, encoded by ``connection``'s packer (cached with the
+    ``HINCRBY`` template of the same keys)."""
+    return tuple(
+        header[len(_HINCRBY) :] for header in _template("HINCRBY", (), keys, connection)[1]
+    )
+
+
+def command(name: bytes, key: bytes, *args: bytes) -> bytes:
+    """A packed command of ``key`` (a bulk string, :func:`key_bulks`) and ``args``."""
+    return b"*%d\r\n" % (len(args) + 2) + bulk(name) + key + b"".join(map(bulk, args))
 
 
 def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) -> bool | None:
@@ -125,7 +135,7 @@ def set_bit_if_present(client: redis.Redis, keys: Sequence[str], offset: int) ->
     tail = bulk(b"%d" % offset) + b"$1\r\n1\r\n"
 
     def pack(connection: Any) -> bytes:
-        head, setbits = _template("SETBIT", keys, None, connection)
+        head, setbits = _template("SETBIT", keys, keys, connection)
         return b"".join((head, *(setbit + tail for setbit in setbits), EXEC))
 
     try:
@@ -215,7 +225,13 @@ class IncrRequest:
         packer = type(getattr(connection, "_command_packer", connection))
         packed = self._packed
         if packed is None or packed[0] is not packer:
-            head, incrs = _template("HINCRBY", self.keys, self.fields, connection)
+            head, headers = _template(
+                "HINCRBY", self.keys, [key for key, _ in self.fields], connection
+            )
+            incrs = tuple(
+                header + bulk(field.encode())
+                for header, (_, field) in zip(headers, self.fields, strict=True)
+            )
             packed = self._packed = (packer, head, incrs, _incr_request(head, incrs, 1))
         if amount == 1:
             return packed[3]

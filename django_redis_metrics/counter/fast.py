@@ -83,6 +83,11 @@ class Opened:
     alive: tuple[float, ...]
 
     @property
+    def keys(self) -> list[str]:
+        """Each precision's hash, then the meta hash: the keys of the request's fields."""
+        return [key for key, _ in self.request.fields]
+
+    @property
     def fields_base(self) -> str:
         """The counter's key base (its meta key without ``:meta``)."""
         return self.request.fields[-1][0].removesuffix(":meta")
@@ -232,7 +237,9 @@ def try_incr(
     planned, opened = prepared
     replies = transaction.exec_packed(
         plain,
-        lambda connection: planned.pack(connection, opened.request.request(connection, count)),
+        lambda connection: planned.pack(
+            connection, opened.request.request(connection, count), opened.keys
+        ),
         len(opened.request.fields) + len(planned.upkeep),
     )
     if replies is None or not _settled(counter, plain, fact, opened, replies, count, planned.opens):
@@ -283,7 +290,9 @@ async def atry_incr(
     planned, opened = prepared
     replies = await transaction.aexec_packed(
         plain,
-        lambda connection: planned.pack(connection, opened.request.request(connection, count)),
+        lambda connection: planned.pack(
+            connection, opened.request.request(connection, count), opened.keys
+        ),
         len(opened.request.fields) + len(planned.upkeep),
     )
     if replies is None or not await _asettled(

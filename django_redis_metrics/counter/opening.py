@@ -39,11 +39,12 @@ longer pause, or for an increment the clock bounds cannot place, the script runs
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.server_clock import Reading
-from ..core.transaction import EXEC
+from ..core.transaction import EXEC, command, key_bulks
 
 if TYPE_CHECKING:
     from .fast import Fact, Opened
@@ -60,17 +61,19 @@ class Opening:
     starts: tuple[int, ...]
     #: Per precision, ``True`` where the increment's slice opens here.
     opens: tuple[bool, ...]
-    #: The commands after the lifetime total's ``HINCRBY``, as argument tuples.
+    #: The commands after the lifetime total's ``HINCRBY``: each its name, the index of its key
+    #: (a precision's, or the meta hash's after them), its other arguments.
     upkeep: tuple[tuple[Any, ...], ...]
     #: :attr:`Opened.alive` once it ran.
     alive: tuple[float, ...]
 
-    def pack(self, connection: Any, steady: bytes) -> bytes:
+    def pack(self, connection: Any, steady: bytes, keys: Sequence[str]) -> bytes:
         """The request up to its ``EXEC``: the steady transaction's (``steady``, whole), then
-        the upkeep, packed by ``connection``'s packer."""
+        the upkeep of ``keys`` (each precision's hash, then the meta hash), whose encoding is
+        ``connection``'s packer's."""
+        bulks = key_bulks(keys, connection)
         packed = [steady.removesuffix(EXEC)]
-        for command in self.upkeep:
-            packed += connection.pack_command(*command)
+        packed += [command(name, bulks[key], *args) for name, key, *args in self.upkeep]
         return b"".join(packed)
 
 
@@ -78,14 +81,14 @@ def plan(fact: Fact, known: Opened, timestamp: float, clock: Reading, now: float
     """The opening transaction's part for an increment at ``timestamp`` of the counter ``fact``
     whose latest written slices are ``known`` (at monotonic instant ``now``), or ``None`` when
     only the script can write it."""
-    _, base, samples, precisions = fact
+    samples, precisions = fact[2], fact[3]
     second = math.floor(timestamp)
     starts = tuple([second - second % precision for precision in precisions])
     earliest, latest = clock.earliest(now), clock.latest(now)
     if max(starts) > earliest:
         return None  # maybe not reached by the Redis clock yet: the script caps the head
     upkeep: list[tuple[Any, ...]] = []
-    heads: list[Any] = []
+    heads: list[bytes] = []
     opens: list[bool] = []
     alive = list(known.alive)
     longest = 0
@@ -98,22 +101,21 @@ def plan(fact: Fact, known: Opened, timestamp: float, clock: Reading, now: float
             continue
         if new < old or new - old > OPEN_GAP * precision:
             return None
-        key = f"{base}:{precision}"
         fallen = range(old - window + precision, new - window + precision, precision)
-        upkeep.append(("HDEL", key, *fallen))
+        upkeep.append((b"HDEL", i, *(b"%d" % start for start in fallen)))
         ttl = 2 * (samples + 1) * precision
         if alive[i] - now < ttl / 2:  # as the script: refreshed once half of it has passed
-            upkeep.append(("PEXPIRE", key, ttl * 1000))
+            upkeep.append((b"PEXPIRE", i, b"%d" % (ttl * 1000)))
             alive[i] = now + ttl
             longest = max(longest, ttl)
         else:  # a hash made again here (deleted, evicted) gets its TTL; else nothing changes
-            upkeep.append(("PEXPIRE", key, ttl * 1000, "NX"))
-        heads += [f"h:{precision}", new]
+            upkeep.append((b"PEXPIRE", i, b"%d" % (ttl * 1000), b"NX"))
+        heads += [b"h:%d" % precision, b"%d" % new]
         opens.append(True)
     if not heads:
         return None  # nothing opens: the steady transaction's case
-    meta = f"{base}:meta"
-    upkeep.append(("HSET", meta, *heads))
+    meta = len(precisions)
+    upkeep.append((b"HSET", meta, *heads))
     if longest:
-        upkeep.append(("PEXPIRE", meta, longest * 1000, "GT"))
+        upkeep.append((b"PEXPIRE", meta, b"%d" % (longest * 1000), b"GT"))
     return Opening(starts, tuple(opens), tuple(upkeep), tuple(alive))
