@@ -9,8 +9,10 @@ next second of the clock, which this machine's Redis shares."""
 from __future__ import annotations
 
 import math
+import multiprocessing
 import threading
 import time
+from collections import Counter as Counter_of
 from typing import Any
 
 import pytest
@@ -172,6 +174,55 @@ def test_racing_live_writers_count_exactly_and_keep_the_window(single):
     stats = single.client.info("commandstats")
     # The openings ran as transactions: the script refreshes TTLs with PEXPIREAT, they PEXPIRE.
     assert stats["cmdstat_pexpire"]["calls"] > 0
+
+
+def _forked_writer(url: str, prefix: str, pause: float, out: Any) -> None:
+    """A process of its own (its own knowledge of the heads): 120 increments at the present,
+    ``pause`` apart; the instants it wrote, as it wrote them."""
+    from django.conf import settings
+
+    settings.DJANGO_REDIS_METRICS = {"CONNECTION": url, "PREFIX": prefix}
+    fast.forget_all()
+    server_clock.forget()
+    counter = Counter("forked-live", precisions=[1, 60], samples=SAMPLES)
+    written = []
+    for _ in range(120):
+        when = time.time()
+        counter.incr(when=when)
+        written.append(when)
+        time.sleep(pause)
+    out.put(written)
+
+
+def test_processes_opening_slices_together_keep_every_count_in_the_window(single):
+    """Three processes, each with its own idea of the heads, write at different paces across
+    several seconds: the slices in the final window hold exactly what was written in them
+    (nothing of the window deleted by another process's opening), and no more than the
+    samples are kept."""
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    next_second()
+    single.client.config_resetstat()
+    children = [
+        context.Process(target=_forked_writer, args=(single.url, single.prefix, pause, out))
+        for pause in (0.017, 0.023, 0.031)
+    ]
+    for child in children:
+        child.start()
+    written = [when for _ in children for when in out.get(timeout=60)]
+    for child in children:
+        child.join(10)
+        assert child.exitcode == 0
+    counter = Counter("forked-live", precisions=[1, 60], samples=SAMPLES)
+    assert counter.lifetime_total() == 360
+    assert sum(count for _, count in counter.series(60)) == 360
+    head = max(math.floor(when) for when in written)
+    expected = Counter_of(math.floor(when) for when in written if when >= head - SAMPLES + 1)
+    assert counter.series(1) == sorted(expected.items())
+    # Two processes opening consecutive slices at once may leave the head one slice low.
+    assert head - 1 <= int(heads(single, counter)["h:1"]) <= head
+    stats = single.client.info("commandstats")
+    assert stats["cmdstat_pexpire"]["calls"] > 0  # the openings ran as transactions
 
 
 def test_an_async_increment_opens_slices_without_the_script(single):
