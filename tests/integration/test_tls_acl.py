@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import math
 import subprocess
 import time
 from collections.abc import Iterator
@@ -181,6 +182,33 @@ def test_steady_writes_count_once_with_or_without_transactions(
         loop.run_until_complete(aio.aclose_connections())
         loop.close()
         reset_connections()
+
+
+def test_a_live_counter_opens_its_slices_as_transactions_as_the_limited_user(
+    as_metrics_user: TLSRedisServer,
+) -> None:
+    """The opening path reads the Redis clock and version with a script call (``INFO`` is not
+    in the documented rule): once warmed up, a new second's increment sends no script."""
+    counter = Counter("opening_limited", precisions=[1, 60], samples=5)
+    admin = as_metrics_user.client()
+
+    def scripts() -> int:
+        stats = admin.info("commandstats")
+        return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+
+    def next_second() -> None:
+        now = time.time()
+        time.sleep(math.ceil(now) - now + 0.02)
+
+    for _ in range(2):  # the script, then the script with the clock known
+        next_second()
+        counter.incr()
+    before = scripts()
+    for _ in range(2):
+        next_second()
+        counter.incr()
+    assert scripts() == before
+    assert counter.lifetime_total() == 4
 
 
 def test_the_async_api_and_the_sender_work_as_the_limited_user(
