@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -29,6 +30,20 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 DAY = 86400
 RULES = (5, 60, 300, 3600, 18000, 86400)
+
+
+#: Live counters (series) incremented once a second, each increment opening its 1 s slice: for
+#: ``WARM`` seconds (the script's first increments, the TTLs set), then ``SECONDS`` counted.
+LIVE, WARM, SECONDS = 100, 3, 3
+
+
+def each_second(names: list[Any], seconds: int, write: Any) -> None:
+    """``write(name)`` for each of ``names`` once a second, just after each second begins."""
+    for _ in range(seconds):
+        now = time.time()
+        time.sleep(math.ceil(now) - now + 0.01)
+        for name in names:
+            write(name)
 
 
 class Collector:
@@ -75,6 +90,11 @@ def ours(url: str, tag: str, ops: int, pid: int, folder: str) -> dict[str, float
                 sparse.incr(when=t, batch=batch)
 
     out["incr, a new 1 s slice each"] = collect.measure(a_second_each) / ops
+    live = [Counter(f"{tag}:live:{i}") for i in range(LIVE)]
+    each_second(live, WARM, lambda counter: counter.incr())
+    out["incr one by one, a live 1 s slice each"] = collect.measure(
+        lambda: each_second(live, SECONDS, lambda counter: counter.incr())
+    ) / (LIVE * SECONDS)
     bulk = Counter(f"{tag}:bulk")
     items = [(now - 100 + i % 100, 1) for i in range(1000)]
     bulk.incr_many(items)
@@ -118,6 +138,13 @@ def peer(url: str, tag: str, ops: int, pid: int, folder: str) -> dict[str, float
         pipe.execute()
 
     out["incr, a new 1 s slice each"] = collect.measure(a_second_each) / ops
+    live = [f"{tag}:live:{i}" for i in range(LIVE)]
+    for key in live:
+        series(key)
+    each_second(live, WARM, lambda key: ts.incrby(key, 1))
+    out["incr one by one, a live 1 s slice each"] = collect.measure(
+        lambda: each_second(live, SECONDS, lambda key: ts.incrby(key, 1))
+    ) / (LIVE * SECONDS)
     bulk = f"{tag}:bulk"
     items = [(bulk, (now - 100 + i % 100) * 1000, 1) for i in range(1000)]
     ts.madd(items)

@@ -9,7 +9,6 @@ whose new slices the Redis clock has reached (:mod:`core.server_clock`'s bounds)
 within the window of any head another writer may have moved to::
 
     MULTI
-    EXISTS meta <slice hashes>
     HINCRBY <hash> <start> <count>            -- per precision, as the steady transaction
     HINCRBY meta t <count>
     HDEL <hash> <the starts that fell out>    -- per precision whose slice opens: from the
