@@ -181,8 +181,8 @@ def _verdict(
     """:data:`DONE`, :data:`ERROR` (the fact forgotten), or the repair's flags. ``replies``: each
     slice's ``HINCRBY``, the lifetime total's, then an opening's upkeep; ``opens``: per
     precision, whether this transaction opened its slice (a new field is expected there)."""
-    if count not in replies and set(map(type, replies)) == {int}:
-        return DONE  # the steady case: no slice made here, no error
+    if _steady(replies, count):
+        return DONE
     if any(isinstance(result, ResponseError) for result in replies):
         _opened.pop(fact, None)
         return ERROR
@@ -194,6 +194,12 @@ def _verdict(
         for i, result in enumerate(replies[:slices])
     )
     return flags if flags.strip("0") else DONE
+
+
+def _steady(replies: list[Any], count: int) -> bool:
+    """The usual replies: no field made here (no ``HINCRBY`` answered the count itself), no
+    error."""
+    return count not in replies and set(map(type, replies)) == {int}
 
 
 def _live(fact: Fact, timestamp: float) -> bool:
@@ -229,7 +235,11 @@ def try_incr(
     opened = _ready(fact, timestamp, count)
     if opened is not None:
         replies = transaction.send_incr(plain, opened.request, count)
-        return replies is not None and _settled(counter, plain, fact, opened, replies, count, ())
+        if replies is None:
+            return False
+        return _steady(replies, count) or _settled(
+            plain, Sent(counter, fact, opened, count), replies
+        )
     live = fact is not None and fact in _opened and _live(fact, timestamp)
     prepared = _opening(fact, timestamp, count, server_clock.reading(plain) if live else None)
     if prepared is None:
@@ -242,32 +252,47 @@ def try_incr(
         ),
         len(opened.request.fields) + len(planned.upkeep),
     )
-    if replies is None or not _settled(counter, plain, fact, opened, replies, count, planned.opens):
+    sent = Sent(counter, fact, opened, count, planned.opens)
+    if replies is None or not _settled(plain, sent, replies):
         return False
     _opened[fact] = opened  # type: ignore[index]
     return True
 
 
-def _settled(
-    counter: Counter,
-    client: Any,
-    fact: Any,
-    opened: Opened,
-    replies: list[Any],
-    count: int,
-    opens: Any,
-) -> bool:
+@dataclass(slots=True)
+class Sent:
+    """A transaction sent for ``counter`` (its fast path key ``fact``): the slices it added
+    ``count`` to, and per precision whether it opened its slice (``opens``)."""
+
+    counter: Counter
+    fact: Any
+    opened: Opened
+    count: int
+    opens: Any = ()
+
+    def outcome(self, client: Any, replies: list[Any]) -> tuple[str, Any]:
+        """What its replies call for: ``(DONE, None)``, ``(ERROR, the fields whose increments
+        ran, to take back)`` or ``("repair", the script's repair call)``."""
+        opened = self.opened
+        verdict = _verdict(self.fact, opened.request, replies, self.count, self.opens)
+        if verdict == ERROR:
+            return ERROR, _ran(opened.request.fields, replies[: len(opened.request.fields)])
+        if verdict:
+            base, starts = opened.fields_base, opened.starts
+            return "repair", repair_call(self.counter, client, base, self.count, starts, verdict)
+        return DONE, None
+
+
+def _settled(client: Any, sent: Sent, replies: list[Any]) -> bool:
     """Act on a transaction's replies: nothing, a repair, or the take-back of an error reply
     (``False``: the caller sends the script, which refuses the write as always)."""
-    verdict = _verdict(fact, opened.request, replies, count, opens)
-    if verdict == ERROR:
-        ran = _ran(opened.request.fields, replies[: len(opened.request.fields)])
-        if ran and transaction.incr_if_present(client, (), ran, -count) is None:
+    what, then = sent.outcome(client, replies)
+    if what == ERROR:
+        if then and transaction.incr_if_present(client, (), then, -sent.count) is None:
             raise ResponseError(TAKE_BACK_FAILED)
         return False
-    if verdict:
-        call = repair_call(counter, client, opened.fields_base, count, opened.starts, verdict)
-        run_calls(client, [call])
+    if then is not None:
+        run_calls(client, [then])
     return True
 
 
@@ -279,8 +304,10 @@ async def atry_incr(
     opened = _ready(fact, timestamp, count)
     if opened is not None:
         replies = await transaction.asend_incr(plain, opened.request, count)
-        return replies is not None and await _asettled(
-            counter, plain, fact, opened, replies, count, ()
+        if replies is None:
+            return False
+        return _steady(replies, count) or await _asettled(
+            plain, Sent(counter, fact, opened, count), replies
         )
     live = fact is not None and fact in _opened and _live(fact, timestamp)
     clock = await server_clock.areading(plain) if live else None
@@ -295,42 +322,24 @@ async def atry_incr(
         ),
         len(opened.request.fields) + len(planned.upkeep),
     )
-    if replies is None or not await _asettled(
-        counter, plain, fact, opened, replies, count, planned.opens
-    ):
+    sent = Sent(counter, fact, opened, count, planned.opens)
+    if replies is None or not await _asettled(plain, sent, replies):
         return False
     _opened[fact] = opened  # type: ignore[index]
     return True
 
 
-async def _asettled(
-    counter: Counter,
-    client: Any,
-    fact: Any,
-    opened: Opened,
-    replies: list[Any],
-    count: int,
-    opens: Any,
-) -> bool:
+async def _asettled(client: Any, sent: Sent, replies: list[Any]) -> bool:
     """:func:`_settled` on an async client."""
-    verdict = _verdict(fact, opened.request, replies, count, opens)
-    if verdict == ERROR:
-        ran = _ran(opened.request.fields, replies[: len(opened.request.fields)])
-        if ran:
-            back = transaction.IncrRequest((), ran)
-            if await transaction.asend_incr(client, back, -count) is None:
-                raise ResponseError(TAKE_BACK_FAILED)
+    what, then = sent.outcome(client, replies)
+    if what == ERROR:
+        back = transaction.IncrRequest((), then)
+        if then and await transaction.asend_incr(client, back, -sent.count) is None:
+            raise ResponseError(TAKE_BACK_FAILED)
         return False
-    if verdict:
-        call = repair_call(counter, client, opened.fields_base, count, opened.starts, verdict)
-        await adrive(calls_steps([call]), client)
+    if then is not None:
+        await adrive(calls_steps([then]), client)
     return True
-
-
-def _flag(new: bool, missing: bool, opened_here: bool) -> str:
-    if not new or (opened_here and not missing):
-        return "0"
-    return "2" if missing else "1"
 
 
 def repair_call(
