@@ -23,9 +23,11 @@ from django_redis_metrics.core.batch import run_calls
 from django_redis_metrics.core.connection import get_redis_connection
 from django_redis_metrics.core.retention import MAX_AHEAD
 from django_redis_metrics.counter import fast, opening
+from django_redis_metrics.counter.cleaner import clean_counters
 from django_redis_metrics.testing import RedisServer
 
 from ..asyncio_helpers import run
+from ..racing import race
 
 PRECISIONS = [1, 2]
 SAMPLES = 3
@@ -174,6 +176,35 @@ def test_racing_live_writers_count_exactly_and_keep_the_window(single):
     stats = single.client.info("commandstats")
     # The openings ran as transactions: the script refreshes TTLs with PEXPIREAT, they PEXPIRE.
     assert stats["cmdstat_pexpire"]["calls"] > 0
+
+
+def test_live_writers_racing_the_cleaner_keep_every_count(single):
+    """Three threads open a live counter's slices while ``clean_metrics``' counter pass loops:
+    the cleaner trims by the heads the openings write, and never a count of the window."""
+    name, written, lock = "cleaned-live", [], threading.Lock()
+
+    def write() -> None:
+        counter = Counter(name, precisions=[1, 60], samples=SAMPLES)
+        for _ in range(100):
+            when = time.time()
+            counter.incr(when=when)
+            with lock:
+                written.append(when)
+            time.sleep(0.03)
+
+    next_second()
+    race([write for _ in range(3)], clean_counters)
+    counter = Counter(name, precisions=[1, 60], samples=SAMPLES)
+    assert counter.lifetime_total() == 300
+    assert sum(count for _, count in counter.series(60)) == 300
+    per_second = Counter_of(math.floor(when) for when in written)
+    head = max(per_second)
+    kept = dict(counter.series(1))
+    # The cleaner's last pass may have run a moment after the last write (its window ends at
+    # its own clock): the newest two seconds are certainly kept, each slice kept is exact.
+    assert {start: kept[start] for start in kept} == {start: per_second[start] for start in kept}
+    assert {head - 1, head} & set(per_second) <= set(kept)
+    assert len(kept) <= SAMPLES
 
 
 def _forked_writer(url: str, prefix: str, pause: float, out: Any) -> None:
