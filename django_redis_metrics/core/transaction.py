@@ -320,30 +320,38 @@ def _read_replies(connection: Any, count: int) -> list[Any]:
     ``Connection.read_response`` costs about a microsecond a reply around the parsing (its
     error text, health-check clock, push checks) and a transaction answers ``fields + 3`` times:
     the replies, which come in one packet, are taken from the connection's hiredis reader one
-    after another (RESP2: no push message can come between them), else from its parser, else
-    (a connection without one: a caching proxy) read the usual way. Socket failures raise as
-    ``Connection.read_response`` raises them."""
+    after another (a RESP3 push message between them goes to the parser's push handler, as
+    redis-py's own reading does; a redis-py whose parser does not tell push messages apart
+    reads RESP3 through the parser), else from its parser, else (a connection without one: a
+    caching proxy) read the usual way. Socket failures raise as ``Connection.read_response``
+    raises them."""
     parser = getattr(connection, "_parser", None)
     if parser is None:
         return read_plainly(connection, count)
     reader = getattr(parser, "_reader", None)
+    # RESP3 may interleave push messages: hiredis-py tells them by their type, which recent
+    # redis-py names on its parser (5.x does not).
+    push = getattr(parser, "_hiredis_PushNotificationType", None)
     replies: list[Any] = []
     try:
         if (
             reader is None
-            or str(connection.protocol) == "3"
+            or (push is None and str(connection.protocol) == "3")
             or getattr(parser, "_next_response", _NOT_ENOUGH) is not _NOT_ENOUGH  # 5.x's buffer
         ):
             replies = [parser.read_response() for _ in range(count)]
         else:
             gets = reader.gets
-            for _ in range(count):
+            while len(replies) < count:
                 reply = gets()
                 while reply is _NOT_ENOUGH or reply is False:  # not all of it arrived yet
                     parser.read_from_socket()
                     reply = gets()
                 if isinstance(reply, ConnectionError):  # as the parser raises it
                     raise reply
+                if push is not None and isinstance(reply, push):
+                    parser.handle_push_response(reply)  # as the parser does: not a reply
+                    continue
                 replies.append(reply)
     except builtins.TimeoutError as error:  # socket.timeout
         raise TimeoutError("Timeout reading a transaction's replies") from error

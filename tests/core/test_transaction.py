@@ -73,3 +73,31 @@ def test_only_a_plain_single_server_client_is_supported(redis_server: RedisServe
     assert not transaction.supports(
         redis.Redis.from_url(redis_server.url, single_connection_client=True)
     )
+
+
+def test_a_resp3_push_between_the_replies_goes_to_the_push_handler(
+    redis_server: RedisServer,
+) -> None:
+    """An invalidation push (client-side caching; maintenance notifications come the same way)
+    waiting on the pooled connection before a transaction's replies is handed to the parser's
+    push handler, as redis-py's own reading does, and the replies are read in step."""
+    client = redis.Redis.from_url(redis_server.url, protocol=3)
+    key, tracked = fresh_keys(2)
+    client.hset(key, "f", 1)
+    pool = client.connection_pool
+    connection: Any = pool.get_connection()
+    pushes: list[Any] = []
+    try:
+        connection._parser.set_invalidation_push_handler(pushes.append)
+        connection.send_command("CLIENT", "TRACKING", "ON")
+        assert connection.read_response() in (b"OK", "OK")
+        connection.send_command("GET", tracked)
+        assert connection.read_response() is None
+    finally:
+        pool.release(connection)
+    redis.Redis.from_url(redis_server.url).set(tracked, "changed")  # the push is sent
+    time.sleep(0.05)
+    request = transaction.IncrRequest([key], [(key, "f")])
+    assert transaction.send_incr(client, request, 2) == [1, 3]
+    assert pushes and pushes[0][0] in (b"invalidate", "invalidate")
+    assert client.hget(key, "f") == b"3"  # the connection is in step
