@@ -192,7 +192,7 @@ def _exec(client: redis.Redis, pack: Callable[[Any], bytes], count: int) -> list
         except (ConnectionError, TimeoutError, OSError):
             connection.disconnect()
             return None
-        replies = _read_replies(connection, count + 2)  # "OK", "QUEUED" per command, EXEC's
+        replies = read_replies(connection, count + 2)  # "OK", "QUEUED" per command, EXEC's
     except BaseException:
         connection.disconnect()
         raise
@@ -314,7 +314,7 @@ def _outcome(replies: list[Any], count: int, pool: Any) -> list[Any] | None:
     return last
 
 
-def _read_replies(connection: Any, count: int) -> list[Any]:
+def read_replies(connection: Any, count: int) -> list[Any]:
     """``count`` replies, error replies returned rather than raised.
 
     ``Connection.read_response`` costs about a microsecond a reply around the parsing (its

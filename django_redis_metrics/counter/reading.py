@@ -237,7 +237,7 @@ def read_whole(
         except (ConnectionError, TimeoutError, OSError):
             connection.disconnect()
             return None
-        replies = transaction.read_plainly(connection, _replies(listing, resp3))
+        replies = transaction.read_replies(connection, _replies(listing, resp3))
     except (ConnectionError, TimeoutError, OSError):
         connection.disconnect()  # replies may be left unread: a read is sent again instead
         return None

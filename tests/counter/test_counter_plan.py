@@ -146,11 +146,11 @@ def test_replies_are_read_alike_without_a_parser(single):
                 return connection.read_response()
 
         connection.send_packed_command([request.request(connection, 2)])
-        assert transaction._read_replies(Hidden(), 4)[-1] == [1, 3]
+        assert transaction.read_replies(Hidden(), 4)[-1] == [1, 3]
         connection.send_packed_command(
             [b"".join(connection.pack_command("HINCRBY", "plain", "f", "x"))]
         )
-        assert "not an integer" in str(transaction._read_replies(Hidden(), 1)[-1])
+        assert "not an integer" in str(transaction.read_replies(Hidden(), 1)[-1])
     finally:
         pool.release(connection)
 
