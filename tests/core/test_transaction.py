@@ -8,6 +8,7 @@ import time
 import uuid
 from typing import Any
 
+import pytest
 import redis
 
 from django_redis_metrics.core import transaction
@@ -87,6 +88,12 @@ def test_a_resp3_push_between_the_replies_goes_to_the_push_handler(
     pool = client.connection_pool
     connection: Any = pool.get_connection()
     pushes: list[Any] = []
+    if not hasattr(connection._parser, "set_invalidation_push_handler"):
+        pool.release(connection)
+        client.close()
+        pytest.skip(
+            "this redis-py (5.x) hands no RESP3 push to a handler: it reads them as replies"
+        )
     try:
         connection._parser.set_invalidation_push_handler(pushes.append)
         connection.send_command("CLIENT", "TRACKING", "ON")
@@ -95,9 +102,14 @@ def test_a_resp3_push_between_the_replies_goes_to_the_push_handler(
         assert connection.read_response() is None
     finally:
         pool.release(connection)
-    redis.Redis.from_url(redis_server.url).set(tracked, "changed")  # the push is sent
+    other = redis.Redis.from_url(redis_server.url)
+    other.set(tracked, "changed")  # the push is sent
+    other.close()
     time.sleep(0.05)
     request = transaction.IncrRequest([key], [(key, "f")])
-    assert transaction.send_incr(client, request, 2) == [1, 3]
-    assert pushes and pushes[0][0] in (b"invalidate", "invalidate")
-    assert client.hget(key, "f") == b"3"  # the connection is in step
+    try:
+        assert transaction.send_incr(client, request, 2) == [1, 3]
+        assert pushes and pushes[0][0] in (b"invalidate", "invalidate")
+        assert client.hget(key, "f") == b"3"  # the connection is in step
+    finally:
+        client.close()
