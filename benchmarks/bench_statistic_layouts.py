@@ -40,36 +40,29 @@ def raw(pipe: Any, t: int, value: float) -> None:
     pipe.hincrby("raw:meta", "b:12", 1)
 
 
-def fields(pipe: Any, t: int, value: float) -> None:
-    bucket = int(value).bit_length()
-    for p in PRECISIONS:
-        start_, key = t // p * p, f"fields:{p}"
-        pipe.hincrby(key, f"{start_}:n", 1)
-        pipe.hincrbyfloat(key, f"{start_}:s", value)
-        pipe.hincrbyfloat(key, f"{start_}:q", value * value)
-        pipe.hincrby(key, f"{start_}:b{bucket}", 1)
-        pipe.zadd(f"{key}:min", {str(start_): value}, lt=True)
-        pipe.zadd(f"{key}:max", {str(start_): value}, gt=True)
-    pipe.hincrby("fields:meta", "n", 1)
-    pipe.hincrbyfloat("fields:meta", "s", value)
-    pipe.hincrby("fields:meta", f"b:{bucket}", 1)
+def per_number(prefix: str, integer_sums: bool) -> Callable[[Any, int, float], None]:
+    """The layout of one field per number under ``prefix``; ``integer_sums``: the sums kept as
+    integers (thousandths, the squares rounded), an ``HINCRBY`` where ``HINCRBYFLOAT`` formats a
+    long double, at the price of a fixed scale."""
 
+    def write(pipe: Any, t: int, value: float) -> None:
+        bucket = int(value).bit_length()
+        add = pipe.hincrby if integer_sums else pipe.hincrbyfloat
+        total = round(value * 1000) if integer_sums else value
+        square = round(value * value) if integer_sums else value * value
+        for p in PRECISIONS:
+            start_, key = t // p * p, f"{prefix}:{p}"
+            pipe.hincrby(key, f"{start_}:n", 1)
+            add(key, f"{start_}:s", total)
+            add(key, f"{start_}:q", square)
+            pipe.hincrby(key, f"{start_}:b{bucket}", 1)
+            pipe.zadd(f"{key}:min", {str(start_): value}, lt=True)
+            pipe.zadd(f"{key}:max", {str(start_): value}, gt=True)
+        pipe.hincrby(f"{prefix}:meta", "n", 1)
+        add(f"{prefix}:meta", "s", total)
+        pipe.hincrby(f"{prefix}:meta", f"b:{bucket}", 1)
 
-def fixed(pipe: Any, t: int, value: float) -> None:
-    """``fields`` with the sums kept as integers (thousandths, and the squares rounded): an
-    ``HINCRBY`` where ``HINCRBYFLOAT`` formats a long double, at the price of a fixed scale."""
-    bucket, milli = int(value).bit_length(), round(value * 1000)
-    for p in PRECISIONS:
-        start_, key = t // p * p, f"fixed:{p}"
-        pipe.hincrby(key, f"{start_}:n", 1)
-        pipe.hincrby(key, f"{start_}:s", milli)
-        pipe.hincrby(key, f"{start_}:q", round(value * value))
-        pipe.hincrby(key, f"{start_}:b{bucket}", 1)
-        pipe.zadd(f"{key}:min", {str(start_): value}, lt=True)
-        pipe.zadd(f"{key}:max", {str(start_): value}, gt=True)
-    pipe.hincrby("fixed:meta", "n", 1)
-    pipe.hincrby("fixed:meta", "s", milli)
-    pipe.hincrby("fixed:meta", f"b:{bucket}", 1)
+    return write
 
 
 def main() -> None:
@@ -81,8 +74,8 @@ def main() -> None:
     client = server.client()
     layouts: dict[str, Callable[[Any, int, float], None]] = {
         "raw": raw,
-        "fields": fields,
-        "fixed": fixed,
+        "fields": per_number("fields", False),
+        "fixed": per_number("fixed", True),
     }
     per_record: dict[str, list[float]] = {name: [] for name in layouts}
     per_call: dict[str, dict[str, float]] = {}
