@@ -383,10 +383,7 @@ for j = 1, #fresh, 4 do
         changed[#changed + 1] = samples_text
     end
     local ttl = 2 * (samples + 1) * p * 1000
-    -- (PTTL: a hash deleted or evicted meanwhile was made again by this write, with no TTL
-    -- whatever the meta hash remembers)
-    if rebuilt or forced[fresh[j + 1]] or not (old_head and key_expiry)
-        or key_expiry - now_ms < ttl / 2 or redis.call('PTTL', key) < 0 then
+    if rebuilt or forced[fresh[j + 1]] or ttl_due(key, old_head, key_expiry, now_ms, ttl) then
         redis.call('PEXPIREAT', key, now_ms + ttl)
         if now_ms + ttl > meta_expiry then
             meta_expiry = now_ms + ttl

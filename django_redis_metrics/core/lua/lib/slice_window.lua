@@ -41,10 +41,7 @@ local function slice_window(meta_key, fresh, samples, ahead, now, now_ms)
             changed[#changed + 1] = samples
         end
         local ttl = 2 * (samples + 1) * p * 1000
-        -- (PTTL: a hash deleted or evicted meanwhile is made again by this write, with no TTL
-        -- whatever the meta hash remembers)
-        if slice.kept and (rebuilt or not (old_head and key_expiry)
-                or key_expiry - now_ms < ttl / 2 or redis.call('PTTL', key) < 0) then
+        if slice.kept and (rebuilt or ttl_due(key, old_head, key_expiry, now_ms, ttl)) then
             expire[#expire + 1] = {key, now_ms + ttl}
             meta_expiry = math.max(meta_expiry, now_ms + ttl)
             changed[#changed + 1] = fields[3 * j + 1]

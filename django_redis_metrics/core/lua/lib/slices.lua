@@ -63,6 +63,15 @@ local function drop_slices(key, old_head, old_samples, head, samples, p, ahead, 
     return false
 end
 
+-- Whether a write that opens a slice in `key` sets its TTL (`ttl` ms) again: none recorded yet
+-- (`old_head`, `key_expiry`: what the meta hash remembers, nil if nothing), half of the recorded
+-- one passed, or none on the hash itself (deleted or evicted meanwhile and made again by this
+-- write, whatever the meta hash remembers).
+local function ttl_due(key, old_head, key_expiry, now_ms, ttl)
+    return not (old_head and key_expiry) or key_expiry - now_ms < ttl / 2
+        or redis.call('PTTL', key) < 0
+end
+
 -- Make `key` expire no earlier than `at_ms` (Unix time, ms; `now_ms`: the clock): the longest
 -- TTL asked for wins, and a key without a TTL gets one. A missing key is left missing. (PTTL,
 -- not PEXPIRETIME: the demo's embedded Redis is 6.2.)
