@@ -202,32 +202,25 @@ def _exec(client: redis.Redis, pack: Callable[[Any], bytes], count: int) -> list
 
 
 class IncrRequest:
-    """The request of ``MULTI; EXISTS keys; HINCRBY key field amount`` for each of ``fields``;
-    ``EXEC`` for one set of keys and fields (a counter's slices while they stay its latest):
-    packed once per packer, the request of an amount of 1, the usual one, kept whole. No
-    ``keys``: no ``EXISTS`` (each of its keys costs Redis as much as an ``HINCRBY``)."""
+    """The request of ``MULTI; HINCRBY key field amount`` for each of ``fields``; ``EXEC`` for
+    one set of fields (a counter's slices while they stay its latest): packed once per packer,
+    the request of an amount of 1, the usual one, kept whole. No ``EXISTS``: each key of it
+    would cost Redis as much as an ``HINCRBY``, whose reply tells a field it made."""
 
-    __slots__ = ("_packed", "fields", "keys")
+    __slots__ = ("_packed", "fields")
 
-    def __init__(self, keys: Sequence[str], fields: Sequence[tuple[str, str]]) -> None:
-        self.keys, self.fields = tuple(keys), tuple(fields)
+    def __init__(self, fields: Sequence[tuple[str, str]]) -> None:
+        self.fields = tuple(fields)
         #: (packer type, head, each HINCRBY up to its amount, the whole request of 1): one
         #: tuple, replaced whole, so threads sharing the request never see half of it.
         self._packed: tuple[type, bytes, tuple[bytes, ...], bytes] | None = None
-
-    @property
-    def commands(self) -> int:
-        """How many commands the transaction runs (EXEC's replies)."""
-        return len(self.fields) + (1 if self.keys else 0)
 
     def request(self, connection: Any, amount: int) -> bytes:
         """The packed request adding ``amount``, by ``connection``'s packer."""
         packer = type(getattr(connection, "_command_packer", connection))
         packed = self._packed
         if packed is None or packed[0] is not packer:
-            head, headers = _template(
-                "HINCRBY", self.keys, [key for key, _ in self.fields], connection
-            )
+            head, headers = _template("HINCRBY", (), [key for key, _ in self.fields], connection)
             incrs = tuple(
                 header + bulk(field.encode())
                 for header, (_, field) in zip(headers, self.fields, strict=True)
@@ -243,19 +236,12 @@ def _incr_request(head: bytes, incrs: Sequence[bytes], amount: int) -> bytes:
     return b"".join((head, *(incr + tail for incr in incrs), EXEC))
 
 
-def incr_if_present(
-    client: redis.Redis, keys: Sequence[str], fields: Sequence[tuple[str, str]], amount: int
-) -> list[Any] | None:
-    """``MULTI; EXISTS keys; HINCRBY key field amount`` for each of ``fields``; ``EXEC``, in one
-    round trip (:func:`send_incr`)."""
-    return send_incr(client, IncrRequest(keys, fields), amount)
-
-
 def send_incr(client: redis.Redis, request: IncrRequest, amount: int) -> list[Any] | None:
     """``request`` adding ``amount``, in one round trip (:func:`_exec`); returns EXEC's replies
-    (the number of its keys that existed, if it has keys, then each HINCRBY's result or its
-    :class:`ResponseError`), or ``None`` when nothing ran."""
-    return _exec(client, lambda connection: request.request(connection, amount), request.commands)
+    (each HINCRBY's result or its :class:`ResponseError`), or ``None`` when nothing ran."""
+    return _exec(
+        client, lambda connection: request.request(connection, amount), len(request.fields)
+    )
 
 
 async def asend_incr(
@@ -263,7 +249,7 @@ async def asend_incr(
 ) -> list[Any] | None:
     """:func:`send_incr` on an async client (its replies read the usual way)."""
     return await _aexec(
-        client, lambda connection: request.request(connection, amount), request.commands
+        client, lambda connection: request.request(connection, amount), len(request.fields)
     )
 
 

@@ -128,7 +128,7 @@ def _opened_at(
     fields = [(key, str(start)) for key, start in zip(keys, starts, strict=True)]
     fields.append((meta, "t"))
     high = min(start + precision for start, precision in zip(starts, precisions, strict=True))
-    request = transaction.IncrRequest((), fields)
+    request = transaction.IncrRequest(fields)
     return Opened(starts, max(starts), high, request, reached, alive or (0.0,) * len(starts))
 
 
@@ -288,7 +288,8 @@ def _settled(client: Any, sent: Sent, replies: list[Any]) -> bool:
     (``False``: the caller sends the script, which refuses the write as always)."""
     what, then = sent.outcome(client, replies)
     if what == ERROR:
-        if then and transaction.incr_if_present(client, (), then, -sent.count) is None:
+        back = transaction.IncrRequest(then)
+        if then and transaction.send_incr(client, back, -sent.count) is None:
             raise ResponseError(TAKE_BACK_FAILED)
         return False
     if then is not None:
@@ -333,7 +334,7 @@ async def _asettled(client: Any, sent: Sent, replies: list[Any]) -> bool:
     """:func:`_settled` on an async client."""
     what, then = sent.outcome(client, replies)
     if what == ERROR:
-        back = transaction.IncrRequest((), then)
+        back = transaction.IncrRequest(then)
         if then and await transaction.asend_incr(client, back, -sent.count) is None:
             raise ResponseError(TAKE_BACK_FAILED)
         return False
