@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -116,20 +115,14 @@ def measured(
 def each_second(
     stats: Stats, names: list[Any], seconds: int, warm: int, write: Callable[[Any], object]
 ) -> dict[str, float]:
-    """``write(name)`` for every one of ``names`` once a second, for ``warm`` seconds and then
-    ``seconds`` measured ones, each second's writes starting just after the clock's second
-    begins: every write opens its 1 s slice. Throughput over the time spent writing only."""
-    active = 0.0
-    for second in range(warm + seconds):
-        now = time.time()
-        time.sleep(math.ceil(now) - now + 0.01)
-        if second == warm:
-            stats.reset()
-        started = time.perf_counter()
-        for name in names:
-            write(name)
-        if second >= warm:
-            active += time.perf_counter() - started
+    """``write(name)`` for every one of ``names`` once a second (``common.once_a_second``: each
+    write opens its 1 s slice), for ``warm`` seconds and then ``seconds`` measured ones.
+    Throughput over the time spent writing only."""
+    from common import once_a_second
+
+    once_a_second(names, warm, write)
+    stats.reset()
+    active = once_a_second(names, seconds, write)
     count = len(names) * seconds
     return {"rate": count / active, "server_us": stats.usec() / count}
 

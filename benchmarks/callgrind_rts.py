@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import subprocess
@@ -35,15 +34,6 @@ RULES = (5, 60, 300, 3600, 18000, 86400)
 #: Live counters (series) incremented once a second, each increment opening its 1 s slice: for
 #: ``WARM`` seconds (the script's first increments, the TTLs set), then ``SECONDS`` counted.
 LIVE, WARM, SECONDS = 100, 3, 3
-
-
-def each_second(names: list[Any], seconds: int, write: Any) -> None:
-    """``write(name)`` for each of ``names`` once a second, just after each second begins."""
-    for _ in range(seconds):
-        now = time.time()
-        time.sleep(math.ceil(now) - now + 0.01)
-        for name in names:
-            write(name)
 
 
 class Collector:
@@ -70,6 +60,8 @@ class Collector:
 
 def ours(url: str, tag: str, ops: int, pid: int, folder: str) -> dict[str, float]:
     """Instructions per operation of the package importable here."""
+    from common import once_a_second
+
     from django_redis_metrics import Batch, Counter
 
     collect = Collector(pid, Path(folder))
@@ -91,9 +83,9 @@ def ours(url: str, tag: str, ops: int, pid: int, folder: str) -> dict[str, float
 
     out["incr, a new 1 s slice each"] = collect.measure(a_second_each) / ops
     live = [Counter(f"{tag}:live:{i}") for i in range(LIVE)]
-    each_second(live, WARM, lambda counter: counter.incr())
+    once_a_second(live, WARM, lambda counter: counter.incr())
     out["incr one by one, a live 1 s slice each"] = collect.measure(
-        lambda: each_second(live, SECONDS, lambda counter: counter.incr())
+        lambda: once_a_second(live, SECONDS, lambda counter: counter.incr())
     ) / (LIVE * SECONDS)
     bulk = Counter(f"{tag}:bulk")
     items = [(now - 100 + i % 100, 1) for i in range(1000)]
@@ -110,6 +102,7 @@ def ours(url: str, tag: str, ops: int, pid: int, folder: str) -> dict[str, float
 
 def peer(url: str, tag: str, ops: int, pid: int, folder: str) -> dict[str, float]:
     import redis
+    from common import once_a_second
 
     client = redis.Redis.from_url(url)
     ts, collect = client.ts(), Collector(pid, Path(folder))
@@ -141,9 +134,9 @@ def peer(url: str, tag: str, ops: int, pid: int, folder: str) -> dict[str, float
     live = [f"{tag}:live:{i}" for i in range(LIVE)]
     for key in live:
         series(key)
-    each_second(live, WARM, lambda key: ts.incrby(key, 1))
+    once_a_second(live, WARM, lambda key: ts.incrby(key, 1))
     out["incr one by one, a live 1 s slice each"] = collect.measure(
-        lambda: each_second(live, SECONDS, lambda key: ts.incrby(key, 1))
+        lambda: once_a_second(live, SECONDS, lambda key: ts.incrby(key, 1))
     ) / (LIVE * SECONDS)
     bulk = f"{tag}:bulk"
     items = [(bulk, (now - 100 + i % 100) * 1000, 1) for i in range(1000)]

@@ -9,6 +9,7 @@ version first on ``sys.path`` before anything loads it.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -169,3 +170,18 @@ def best_of(repeats: int, action: Callable[[], object]) -> float:
         action()
         best = min(best, time.perf_counter() - started)
     return best
+
+
+def once_a_second(names: list[Any], seconds: int, write: Callable[[Any], object]) -> float:
+    """``write(name)`` for every one of ``names`` once a second for ``seconds`` seconds, each
+    second's writes starting just after the clock's second begins (so each write to a metric
+    with a 1 s precision opens its slice); the time spent writing, sleeps left out."""
+    active = 0.0
+    for _ in range(seconds):
+        now = time.time()
+        time.sleep(math.ceil(now) - now + 0.01)
+        started = time.perf_counter()
+        for name in names:
+            write(name)
+        active += time.perf_counter() - started
+    return active
