@@ -202,9 +202,12 @@ def _steady(replies: list[Any], count: int) -> bool:
     return count not in replies and set(map(type, replies)) == {int}
 
 
-def _live(fact: Fact, timestamp: float) -> bool:
-    """Whether an increment at ``timestamp`` is recent by this process's clock (within its
-    finest window): worth a reading of the Redis clock, for the opening path."""
+def _live(fact: Fact | None, timestamp: float) -> bool:
+    """Whether an increment at ``timestamp`` of a counter this process wrote may open its next
+    slices: recent by this process's clock (within its finest window), so worth a reading of
+    the Redis clock."""
+    if fact is None or fact not in _opened:
+        return False
     wall = time.time()
     return wall - fact[2] * min(fact[3]) < timestamp <= wall + 1
 
@@ -240,8 +243,8 @@ def try_incr(
         return _steady(replies, count) or _settled(
             plain, Sent(counter, fact, opened, count), replies
         )
-    live = fact is not None and fact in _opened and _live(fact, timestamp)
-    prepared = _opening(fact, timestamp, count, server_clock.reading(plain) if live else None)
+    clock = server_clock.reading(plain) if _live(fact, timestamp) else None
+    prepared = _opening(fact, timestamp, count, clock)
     if prepared is None:
         return False
     planned, opened = prepared
@@ -310,8 +313,7 @@ async def atry_incr(
         return _steady(replies, count) or await _asettled(
             plain, Sent(counter, fact, opened, count), replies
         )
-    live = fact is not None and fact in _opened and _live(fact, timestamp)
-    clock = await server_clock.areading(plain) if live else None
+    clock = await server_clock.areading(plain) if _live(fact, timestamp) else None
     prepared = _opening(fact, timestamp, count, clock)
     if prepared is None:
         return False
