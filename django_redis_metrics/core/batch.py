@@ -119,12 +119,15 @@ def refuses_only_this_write(error: BaseException) -> bool:
     return error_code(error) in ONE_CALL_CODES or is_script_error(error)
 
 
-#: Errors that mean "Redis cannot be reached now": the batch is kept and sent again.
+#: Errors that mean "Redis cannot be reached now": the batch is kept and sent again. A bare
+#: ``ClusterError`` is redis-py giving up on a cluster whose nodes keep redirecting it
+#: (``"TTL exhausted."``: a map not settled yet, during a failover or a resharding).
 UNREACHABLE: tuple[type[Exception], ...] = (
     ConnectionError,
     TimeoutError,
     InvalidResponse,
     RedisClusterException,
+    ClusterError,
     OSError,
 )
 #: Error replies of a server that cannot take writes for now (out of memory, a replica, a
