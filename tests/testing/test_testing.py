@@ -86,3 +86,24 @@ def test_ports_are_chosen_below_the_ephemeral_range() -> None:
     start = testing._ephemeral_start()
     assert all(testing.free_port() < start for _ in range(50))
     assert all(testing.free_port(cluster=True) + 10000 < start for _ in range(50))
+
+
+def test_replicated_counts_only_a_replica_that_applied_every_write() -> None:
+    """A master's write its replica has not applied (the replica is frozen) is not taken for
+    replicated: ``WAIT`` on a connection that wrote nothing would count the replica at once
+    under redis-py 5.3 (RESP2, no handshake)."""
+    master = testing.RedisServer(options=["--repl-diskless-sync", "no"]).start()
+    replica = testing.RedisServer(options=["--replicaof", "127.0.0.1", str(master.port)])
+    try:
+        replica.start()
+        assert master.replicated(timeout=10) == 1  # the link is up and caught up
+        replica.pause()
+        try:
+            master.client().set("written", 1)
+            assert master.replicated(timeout=0.3) == 0
+        finally:
+            replica.resume()
+        assert master.replicated() == 1
+    finally:
+        replica.cleanup()
+        master.cleanup()
