@@ -134,7 +134,9 @@ def test_one_permission_rule_for_the_admin_and_the_exposition() -> None:
 
 #: Modules that talk to Redis themselves although they live outside ``core/``: the throwaway
 #: servers of tests and benchmarks.
-REDIS_CLIENT_ALLOWED = {f"{NAME}.testing", f"{NAME}.testing.sentinel", f"{NAME}.testing.tls"}
+REDIS_CLIENT_ALLOWED = {
+    f"{NAME}.testing.{module}" for module in ("server", "cluster", "sentinel", "tls")
+}
 #: The modules of redis-py that hold clients (its ``exceptions`` may be imported anywhere).
 REDIS_CLIENT_MODULES = ("redis", "redis.asyncio", "redis.cluster")
 

@@ -21,7 +21,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from . import (
+from .server import (
     RedisServer,
     _die_with_parent,
     _fields,

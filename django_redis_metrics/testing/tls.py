@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import redis
 
-from . import RedisServer
+from .server import RedisServer
 
 #: The password of the ``default`` user, which the tests use to look at the server.
 ADMIN_PASSWORD = "admin-password"

@@ -49,7 +49,7 @@ def test_a_chosen_port_taken_before_the_bind_is_chosen_again(
     with _bound() as taken:
         port = taken.getsockname()[1]
         choices = iter([port, testing.free_port()])
-        monkeypatch.setattr(testing, "free_port", lambda cluster=False: next(choices))
+        monkeypatch.setattr(testing.server, "free_port", lambda cluster=False: next(choices))
         server = testing.RedisServer()
         assert server.port == port
         try:
@@ -83,7 +83,7 @@ def test_a_cluster_that_cannot_start_stops_the_nodes_it_started() -> None:
 
 
 def test_ports_are_chosen_below_the_ephemeral_range() -> None:
-    start = testing._ephemeral_start()
+    start = testing.server._ephemeral_start()
     assert all(testing.free_port() < start for _ in range(50))
     assert all(testing.free_port(cluster=True) + 10000 < start for _ in range(50))
 
