@@ -9,7 +9,15 @@ on it.
 
 from __future__ import annotations
 
+import math
+import time
+
 from django_redis_metrics.core.periods import Period
+
+#: How far into a second :func:`next_second` wakes: a counter's write at the present opens its
+#: 1 s slice without the script only once the client proves the Redis clock reached it, from a
+#: reading whose reply may take this long on a loaded machine (over TLS too).
+INTO_THE_SECOND = 0.2
 
 
 def moment(period: Period, offset: float, *, now: float) -> float:
@@ -26,3 +34,11 @@ def moment(period: Period, offset: float, *, now: float) -> float:
     if not offset >= 0 or when >= period.end_ts:
         raise ValueError(f"offset {offset} s lies outside {period!r}")
     return min(when, now)
+
+
+def next_second() -> float:
+    """Sleep into the next second of the clock (:data:`INTO_THE_SECOND` past its start); that
+    instant."""
+    now = time.time()
+    time.sleep(math.ceil(now) - now + INTO_THE_SECOND)
+    return time.time()

@@ -27,23 +27,11 @@ from django_redis_metrics.counter.cleaner import clean_counters
 from django_redis_metrics.testing import RedisServer
 
 from ..asyncio_helpers import run
+from ..clock import next_second
 from ..racing import race
 
 PRECISIONS = [1, 2]
 SAMPLES = 3
-
-
-#: How far into a second the tests write: the client proves the Redis clock reached a slice
-#: from a reading whose reply may have taken this long under a loaded machine.
-INTO_THE_SECOND = 0.2
-
-
-def next_second() -> float:
-    """Sleep into the next second of the clock (:data:`INTO_THE_SECOND` past it); that
-    instant."""
-    now = time.time()
-    time.sleep(math.ceil(now) - now + INTO_THE_SECOND)
-    return time.time()
 
 
 def scripts(backend: Any) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import math
 import subprocess
 import time
 from collections.abc import Iterator
@@ -48,6 +47,8 @@ from django_redis_metrics.testing.tls import (
     make_certificates,
     openssl_available,
 )
+
+from ..clock import next_second
 
 PREFIX = "site"
 PASSWORD = "s3cret/pw"  # a slash: the URL must quote it
@@ -195,12 +196,6 @@ def test_a_live_counter_opens_its_slices_as_transactions_as_the_limited_user(
     def scripts() -> int:
         stats = admin.info("commandstats")
         return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
-
-    def next_second() -> None:
-        """200 ms into the next second: a reading whose reply took that long under load still
-        proves the Redis clock reached the new slice."""
-        now = time.time()
-        time.sleep(math.ceil(now) - now + 0.2)
 
     server_clock.forget()  # read afresh below, serving the whole test
     for _ in range(2):  # the script, then the script with the clock known
