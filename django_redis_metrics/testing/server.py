@@ -148,20 +148,27 @@ class RedisServer:
         asynchronous replication is not taken for the app's. Not ``WAIT`` on a new connection:
         it counts the replicas that acknowledged that connection's own last write, so having
         written nothing it may answer at once (redis-py 5.3), whatever the replicas hold."""
+        replicas: dict[int, redis.Redis] = {}  # per port, opened once for every poll
         with self.client() as master:
             target = int(master.info("replication")["master_repl_offset"])
             deadline = time.monotonic() + timeout
-            while True:
-                info = master.info("replication")
-                online = [
-                    info[f"slave{index}"]
-                    for index in range(int(info["connected_slaves"]))
-                    if info[f"slave{index}"]["state"] == "online"
-                ]
-                done = sum(_applied(int(entry["port"])) >= target for entry in online)
-                if done == int(info["connected_slaves"]) or time.monotonic() >= deadline:
-                    return done
-                time.sleep(0.01)
+            try:
+                while True:
+                    info = master.info("replication")
+                    ports = [
+                        int(info[f"slave{index}"]["port"])
+                        for index in range(int(info["connected_slaves"]))
+                        if info[f"slave{index}"]["state"] == "online"
+                    ]
+                    for port in ports:
+                        replicas.setdefault(port, _replica_probe(port))
+                    done = sum(_applied(replicas[port]) >= target for port in ports)
+                    if done == int(info["connected_slaves"]) or time.monotonic() >= deadline:
+                        return done
+                    time.sleep(0.01)
+            finally:
+                for replica in replicas.values():
+                    replica.close()
 
     def start(self) -> RedisServer:
         """Start the server; a port taken since it was chosen (by another process, between the
@@ -269,22 +276,24 @@ class RedisServer:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def _applied(port: int) -> int:
-    """The offset the replica on ``port`` applied; -1 if it does not answer (paused) or has
-    no link yet."""
-    replica = redis.Redis(
+def _replica_probe(port: int) -> redis.Redis:
+    """A client of the replica on ``port`` that gives up at once (a paused replica is behind,
+    not waited for)."""
+    return redis.Redis(
         host="127.0.0.1",
         port=port,
         socket_timeout=0.1,
         socket_connect_timeout=0.1,
         retry=Retry(NoBackoff(), 0),
     )
+
+
+def _applied(replica: redis.Redis) -> int:
+    """The offset ``replica`` applied; -1 if it does not answer (paused) or has no link yet."""
     try:
         return int(replica.info("replication").get("slave_repl_offset", -1))
     except (redis.RedisError, OSError):
         return -1
-    finally:
-        replica.close()
 
 
 def _command(client: redis.Redis, *args: object) -> Any:

@@ -99,7 +99,8 @@ def test_replicated_counts_only_a_replica_that_applied_every_write() -> None:
         assert master.replicated(timeout=10) == 1  # the link is up and caught up
         replica.pause()
         try:
-            master.client().set("written", 1)
+            with master.client() as client:
+                client.set("written", 1)
             assert master.replicated(timeout=0.3) == 0
         finally:
             replica.resume()
