@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 
 from django_redis_metrics.core.periods import Period
 
@@ -42,3 +43,18 @@ def next_second() -> float:
     now = time.time()
     time.sleep(math.ceil(now) - now + INTO_THE_SECOND)
     return time.time()
+
+
+def live_instants(seconds: int, pause: float) -> Iterator[float]:
+    """Instants of the present to write at, ``pause`` apart, in each of the next ``seconds``
+    seconds of the clock, from :data:`INTO_THE_SECOND` into it to as long before its end.
+
+    Live writers that race to open a second's slices without the script must each open it
+    where the client can prove the Redis clock reached it: a writer whose first write of a
+    second lands within a few milliseconds of its turn goes by the script, as it should, and
+    a test of the opening path would then see none."""
+    for _ in range(seconds):
+        second = math.floor(next_second())
+        while (now := time.time()) < second + 1 - INTO_THE_SECOND:
+            yield now
+            time.sleep(pause)
