@@ -29,7 +29,9 @@ def test_the_bounds_hold_the_servers_clock_between_them(single):
     now = redis_time(client)
     after = reading.latest(time.monotonic())
     assert before <= now <= after
-    assert after - before < 0.1  # a loopback round trip, and the slack
+    # The bounds lie the reading's round trip and twice the slack apart: well under half a
+    # second, even when a loaded machine holds a loopback reply for tens of milliseconds.
+    assert after - before < 0.5
 
 
 def test_a_reading_serves_a_minute_then_is_read_again(single, monkeypatch):
