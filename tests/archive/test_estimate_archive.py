@@ -53,7 +53,9 @@ def test_the_pass_keeps_registers_that_count_as_redis_counted(archive_db: str) -
         if row.period == "day":
             continue
         found = by_period(pairs, row.period, ZONE)[period.containing(row.start, ZONE)]
-        assert row.count == pytest.approx(len(found), rel=0.03)
+        # abs=1: the oldest week holds only the ids of its last days (24 to 33 on Sunday and
+        # Monday, UTC), where 3 % is under one id and the estimate may be one off.
+        assert row.count == pytest.approx(len(found), rel=0.03, abs=1)
         scratch = f"{{scratch}}:{uuid.uuid4().hex}"
         client.set(scratch, bytes(row.data), px=10_000)
         assert client.pfcount(scratch) == row.count
