@@ -108,9 +108,10 @@ def test_counter_chart_overlays_the_day_before_within_retention(paris: Any, froz
 
 def test_event_chart_overlays_last_week(paris: Any, frozen: float) -> None:
     orders = EventSeries("orders")
-    orders.record(when=frozen - 5, kind="a")
+    at = max(frozen - 5, frozen // 3600 * 3600)  # in frozen's hour, even in its first seconds
+    orders.record(when=at, kind="a")
     for _ in range(4):
-        orders.record(when=frozen - 7 * 86400 - 5, kind="a")
+        orders.record(when=at - 7 * 86400, kind="a")
     data = paris.get(
         admin_url("eventseriesmetric", "data") + "?name=orders&window=3600&compare=week"
     ).json()

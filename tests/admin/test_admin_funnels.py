@@ -36,9 +36,10 @@ def funnels(analyst: Any, frozen: float) -> Iterator[dict[str, Any]]:
         visited.mark(user, yesterday)
     carted.mark(1, yesterday)
     orders = EventSeries("orders", index=["type"])
+    first = max(today.start_ts, frozen - 100)  # today's, even in the minutes after midnight
     for user, kinds in ((1, ("view", "cart", "buy")), (2, ("view", "cart")), (3, ("view",))):
         for i, kind in enumerate(kinds):
-            orders.record(when=frozen - 100 + i, type=kind, user=user)
+            orders.record(when=first + (frozen - first) * i / 3, type=kind, user=user)
     module = types.ModuleType("shop.metrics")
     module.checkout = Funnel(steps=[visited, carted, bought])  # type: ignore[attr-defined]
     module.ordered = Funnel.ordered(  # type: ignore[attr-defined]
