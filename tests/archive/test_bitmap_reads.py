@@ -13,14 +13,7 @@ from django.db import connections
 from django_redis_metrics import UniqueBitmap
 from django_redis_metrics.archive.passes import archive_all
 from django_redis_metrics.bitmaps.cleaner import clean_bitmaps
-from django_redis_metrics.core.periods import (
-    Day,
-    Month,
-    Period,
-    Week,
-    days_between,
-    period_class,
-)
+from django_redis_metrics.core.periods import Day, Month, Period, Week, period_class
 
 from ..asyncio_helpers import run
 from ..clock import moment
@@ -74,11 +67,7 @@ def test_history_and_counts_span_redis_and_the_archive(metrics_settings: Any) ->
     archived_then_forgotten(metrics_settings, now)
     days = by_period(pairs, "day", ZONE)
     start = now - 85 * DAY
-    expected = [
-        (int(day.start_ts), len(days.get(day, ()))) for day in days_between(start, now, ZONE)
-    ]
-    assert active.history("day", start, now) == expected
-    for name in ("week", "month"):
+    for name in ("day", "week", "month"):
         sets = by_period(pairs, name, ZONE)
         assert active.history(name, start, now) == every_period(sets, name, start, now)
     old = Week.containing(now - 40 * DAY, ZONE)
